@@ -1,0 +1,102 @@
+"""The Typer app for people: every command, with examples in its help.
+
+Commands stay thin: parse options, call one library function, render. Library errors
+(`MemrecallError`) become one line `Error: …` on stderr and the error's exit code here,
+in one place.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from . import __version__
+
+app = typer.Typer(
+    name="memrecall",
+    help="Episodic memory for Claude Code: recall past notes, beads issues and session summaries.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"memrecall {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        Optional[bool],
+        typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
+    ] = None,
+) -> None:
+    """Episodic memory for Claude Code."""
+
+
+@app.command()
+def tokenize(
+    backend: Annotated[
+        Optional[str],
+        typer.Option("--backend", "-b", help="auto | sudachi | mecab | regex | command:<program>"),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="One JSON object per keyword.")] = False,
+) -> None:
+    """Print the keywords of the prompt on stdin, one a line.
+
+    Example: echo 'PAY-1234 の決済タイムアウト' | memrecall tokenize --backend sudachi
+    """
+    from .fast import tokenize_main
+
+    raise typer.Exit(tokenize_main(backend, as_json))
+
+
+@app.command()
+def recall() -> None:
+    """The UserPromptSubmit hook: hook JSON on stdin, context JSON (or nothing) on stdout.
+
+    Always exits 0. Example: echo '{"session_id":"s1","prompt":"PAY-1234 どうなった？"}' | memrecall recall
+    """
+    from .fast import recall_main
+
+    raise typer.Exit(recall_main())
+
+
+def _register_commands() -> None:
+    from .commands import register_all
+
+    register_all(app)
+
+
+def run_app(args: list[str]) -> int:
+    from .errors import MemrecallError
+
+    _register_commands()
+    try:
+        app(args=args, prog_name="memrecall", standalone_mode=False)
+    except MemrecallError as exc:
+        sys.stderr.write(f"Error: {exc}\n")
+        return exc.exit_code
+    except typer.Exit as exc:
+        return int(exc.exit_code or 0)
+    except typer.Abort:
+        sys.stderr.write("Aborted.\n")
+        return 130
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except Exception as exc:  # Typer's vendored click raises its own usage errors
+        usage = getattr(exc, "exit_code", None)
+        show = getattr(exc, "show", None)
+        if usage is not None and callable(show):
+            show()
+            return int(usage)
+        raise
+    return 0

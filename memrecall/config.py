@@ -1,0 +1,250 @@
+"""Settings: command-line flag > environment > `$MEMRECALL_HOME/config.toml` > default.
+
+Stdlib only: this module sits on the hook's hot path. A malformed config file never raises;
+the problem is recorded in `Settings.warnings` for the caller to show (CLI) or log (hook).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tomllib
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+TOKENIZER_CHOICES = ("auto", "sudachi", "mecab", "regex")
+
+
+def default_home() -> Path:
+    if sys.platform == "win32":
+        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
+        return Path(base) / "memrecall"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "memrecall"
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "memrecall"
+
+
+@dataclass
+class RecallSettings:
+    budget_chars: int = 3000
+    max_hits: int = 3
+    deadline_ms: int = 1000
+    # A candidate fires when its accumulated score reaches this; see README "Ranking".
+    threshold: float = 6.0
+    decay: float = 0.5
+    max_keywords: int = 16
+    log_prompt: bool = False
+    min_prompt_chars: int = 6
+
+
+@dataclass
+class SummarizeSettings:
+    backend: str = "claude"
+    language: str = "auto"
+    min_human_turns: int = 3
+    min_chars: int = 400
+    max_sessions: int = 20
+    max_input_chars: int = 60_000
+    chunk_chars: int = 20_000
+    quiet_minutes: int = 10
+    model: str = "haiku"
+    claude_command: str = "claude"
+    command: str = ""
+    exclude_projects: list[str] = field(default_factory=list)
+    optout_marker: str = "#memrecall:off"
+    max_attempts: int = 3
+    timeout_seconds: int = 300
+
+
+@dataclass
+class Settings:
+    home: Path
+    obsidian: list[Path]
+    beads: list[Path]
+    summaries: Path
+    claude_projects: Path
+    tokenizer: str
+    now: datetime
+    internal: bool
+    retention_days: int = 90
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    summarize: SummarizeSettings = field(default_factory=SummarizeSettings)
+    warnings: list[str] = field(default_factory=list)
+    config_path: Path | None = None
+
+    @property
+    def state_dir(self) -> Path:
+        return self.home / "state"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def user_stopwords(self) -> Path:
+        return self.home / "stopwords.txt"
+
+    @property
+    def user_synonyms(self) -> Path:
+        return self.home / "synonyms.txt"
+
+    @property
+    def work_dir(self) -> Path:
+        """Where the summarizer's own `claude -p` runs: summarize always skips it."""
+        return self.home / "work"
+
+
+def _expand(value: str) -> Path:
+    return Path(os.path.expandvars(os.path.expanduser(value)))
+
+
+def _path_list(value: Any) -> list[Path]:
+    if isinstance(value, str):
+        parts = [p for p in value.split(os.pathsep) if p.strip()]
+    elif isinstance(value, (list, tuple)):
+        parts = [str(p) for p in value if str(p).strip()]
+    else:
+        raise TypeError("expected a path or a list of paths")
+    return [_expand(p.strip()) for p in parts]
+
+
+def parse_now(value: str) -> datetime:
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    moment = datetime.fromisoformat(text)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment
+
+
+def _read_config_file(path: Path, warnings: list[str]) -> dict[str, Any]:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        warnings.append(f"cannot read config {path}: {exc.strerror or exc}; using defaults")
+        return {}
+    try:
+        return tomllib.loads(raw.decode("utf-8", errors="replace"))
+    except tomllib.TOMLDecodeError as exc:
+        warnings.append(f"config {path} is not valid TOML ({exc}); using defaults")
+        return {}
+
+
+def _apply_section(target: Any, values: Any, section: str, warnings: list[str]) -> None:
+    if not isinstance(values, dict):
+        warnings.append(f"config [{section}] must be a table; ignored")
+        return
+    for key, value in values.items():
+        if not hasattr(target, key):
+            warnings.append(f"config [{section}] has unknown key {key!r}; ignored")
+            continue
+        current = getattr(target, key)
+        if isinstance(current, bool):
+            ok = isinstance(value, bool)
+        elif isinstance(current, float):
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+            value = float(value) if ok else value
+        elif isinstance(current, int):
+            ok = isinstance(value, int) and not isinstance(value, bool)
+        elif isinstance(current, list):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+        else:
+            ok = isinstance(value, str)
+        if not ok:
+            warnings.append(f"config [{section}] {key} has the wrong type; using {current!r}")
+            continue
+        setattr(target, key, value)
+
+
+_TOP_KEYS = {"obsidian", "beads", "summaries", "claude_projects", "tokenizer", "retention_days"}
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build the effective settings. `overrides` are command-line flags (None = not given)."""
+    env = os.environ if environ is None else environ
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    warnings: list[str] = []
+
+    home = _expand(flags["home"]) if "home" in flags else (
+        _expand(env["MEMRECALL_HOME"]) if env.get("MEMRECALL_HOME") else default_home()
+    )
+    config_path = home / "config.toml"
+    file_values = _read_config_file(config_path, warnings)
+
+    recall = RecallSettings()
+    summarize = SummarizeSettings()
+    for key, value in file_values.items():
+        if key == "recall":
+            _apply_section(recall, value, "recall", warnings)
+        elif key == "summarize":
+            _apply_section(summarize, value, "summarize", warnings)
+        elif key not in _TOP_KEYS:
+            warnings.append(f"config has unknown key {key!r}; ignored")
+
+    def pick(name: str, env_name: str) -> Any:
+        if name in flags:
+            return flags[name]
+        if env.get(env_name):
+            return env[env_name]
+        return file_values.get(name)
+
+    def paths(name: str, env_name: str) -> list[Path]:
+        value = pick(name, env_name)
+        if value is None:
+            return []
+        try:
+            return _path_list(value)
+        except TypeError:
+            warnings.append(f"config {name} must be a path or a list of paths; ignored")
+            return []
+
+    def one_path(name: str, env_name: str, default: Path) -> Path:
+        found = paths(name, env_name)
+        return found[0] if found else default
+
+    tokenizer = str(pick("tokenizer", "MEMRECALL_TOKENIZER") or "auto").strip().lower()
+    if tokenizer not in TOKENIZER_CHOICES and not tokenizer.startswith("command:"):
+        warnings.append(f"unknown tokenizer {tokenizer!r}; using auto")
+        tokenizer = "auto"
+
+    now_text = env.get("MEMRECALL_NOW") if "now" not in flags else flags["now"]
+    now = datetime.now(timezone.utc)
+    if now_text:
+        try:
+            now = parse_now(str(now_text))
+        except ValueError:
+            warnings.append(f"MEMRECALL_NOW={now_text!r} is not an ISO-8601 time; using the clock")
+
+    retention = file_values.get("retention_days", 90)
+    if "retention_days" in flags:
+        retention = flags["retention_days"]
+    if not isinstance(retention, int) or isinstance(retention, bool) or retention < 1:
+        warnings.append("config retention_days must be a positive integer; using 90")
+        retention = 90
+
+    return Settings(
+        home=home,
+        obsidian=paths("obsidian", "MEMRECALL_OBSIDIAN"),
+        beads=paths("beads", "MEMRECALL_BEADS"),
+        summaries=one_path("summaries", "MEMRECALL_SUMMARIES", home / "summaries"),
+        claude_projects=one_path(
+            "claude_projects", "MEMRECALL_CLAUDE_PROJECTS", Path.home() / ".claude" / "projects"
+        ),
+        tokenizer=tokenizer,
+        now=now,
+        internal=bool(env.get("MEMRECALL_INTERNAL")),
+        retention_days=retention,
+        recall=recall,
+        summarize=summarize,
+        warnings=warnings,
+        config_path=config_path,
+    )

@@ -1,0 +1,176 @@
+"""Prompt → keywords: NFKC, an identifier pass, a Japanese analyser, English words, stopwords.
+
+The identifier pass runs first and masks what it found, because every morphological
+analyser cuts `PAY-1234`, `retry_count` or `internal/payment/client.go` into useless pieces.
+Python's `\\b` is useless next to Japanese (`PAY-1234の` has no boundary), so every ASCII
+rule uses explicit ASCII lookarounds.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+from .tokenizers.base import Analyzer, Term
+
+_L = r"(?<![A-Za-z0-9_])"
+_R = r"(?![A-Za-z0-9_])"
+_SEG = r"[A-Za-z0-9_.@+-]+"
+
+_IDENTIFIER = re.compile(
+    "|".join(
+        [
+            r"`(?P<code>[^`\n]{2,80})`",
+            r"(?P<url>https?://[^\s<>\"'`()\[\]{}、。「」（）]+)",
+            _L + rf"(?P<path>(?:~|\.{{1,2}})?/?(?:{_SEG}/)+{_SEG})" + _R,
+            _L + r"(?P<ticket>[A-Z][A-Z0-9]{1,9}-\d+(?:-\d+)*)" + _R,
+            _L + r"(?P<version>v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?)" + _R,
+            _L + r"(?P<beads>[a-z][a-z0-9]{0,15}(?:-[a-z0-9]+)*-(?=[a-z]*\d)[0-9a-z]{3,8}(?:\.\d+)*)" + _R,
+            _L + r"(?P<dotted>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)" + _R,
+            _L + r"(?P<snake>[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+)" + _R,
+            _L + r"(?P<kebab>[a-z][a-z0-9]*(?:-[a-z0-9]+){2,})" + _R,
+            _L + r"(?P<camel>[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*)" + _R,
+            _L + r"(?P<alnum>\d+[A-Za-z]+[A-Za-z0-9]*|[A-Za-z]+\d+[A-Za-z0-9]*)" + _R,
+            _L + r"(?P<number>\d{3,})" + _R,
+            _L + r"(?P<word>[A-Za-z][A-Za-z']*[A-Za-z]|[A-Z])" + _R,
+        ]
+    )
+)
+_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
+_TRIVIAL_CODE = re.compile(r"^[\s\W_]*$")
+
+# Identifier kinds weigh more in ranking; `tokenize --json` shows the finer kind as `subkind`.
+IDENTIFIER_KINDS = {
+    "code", "url", "path", "ticket", "version", "beads", "dotted", "snake", "kebab", "camel",
+    "alnum", "number",
+}
+
+
+@dataclass(frozen=True)
+class Keyword:
+    text: str
+    kind: str  # identifier | noun | proper_noun | compound | part | word | external
+    subkind: str
+    backend: str
+
+    @property
+    def key(self) -> str:
+        return self.text.casefold()
+
+    def as_dict(self) -> dict[str, str]:
+        return {"text": self.text, "kind": self.kind, "subkind": self.subkind, "backend": self.backend}
+
+
+def load_stopwords(paths: Iterable[Path]) -> set[str]:
+    words: set[str] = set()
+    for path in paths:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            word = line.split("#", 1)[0].strip()
+            if word:
+                words.add(unicodedata.normalize("NFKC", word).casefold())
+    return words
+
+
+def _path_like(text: str) -> bool:
+    # `and/or`, `TCP/IP` are not paths; a path has an extension, two slashes or an anchor.
+    if text.startswith(("/", "./", "../", "~/")):
+        return True
+    return text.count("/") >= 2 or bool(_EXTENSION.search(text.rsplit("/", 1)[-1]))
+
+
+def _identifier_terms(prompt: str) -> tuple[list[Term], str]:
+    """Find identifier-like spans; return them and the prompt with those spans masked."""
+    terms: list[Term] = []
+    masked = list(prompt)
+    for match in _IDENTIFIER.finditer(prompt):
+        group = match.lastgroup or "word"
+        text = match.group(group)
+        start = match.start()
+        if group == "path" and not _path_like(text):
+            # Re-scan the pieces of a slash pair (`feature/CPN-90`) as separate identifiers.
+            inner, _ = _identifier_terms(text.replace("/", " "))
+            terms.extend(Term(t.text, t.kind, start + t.start, t.rank) for t in inner)
+        elif group == "code":
+            if not _TRIVIAL_CODE.match(text):
+                terms.append(Term(text.strip(), "code", start))
+                inner, _ = _identifier_terms(text)
+                terms.extend(
+                    Term(t.text, "part", start, i + 1)
+                    for i, t in enumerate(inner)
+                    if t.kind != "word" and t.text != text.strip()
+                )
+        else:
+            text = text.rstrip(".") if group in ("url", "dotted", "version") else text
+            terms.append(Term(text, group, start))
+            terms.extend(_identifier_parts(group, text, start))
+        for i in range(match.start(), match.end()):
+            masked[i] = "\u3000"
+    return terms, "".join(masked)
+
+
+def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
+    parts: list[str] = []
+    if group == "path":
+        base = text.rstrip("/").rsplit("/", 1)[-1]
+        parts = [base, _EXTENSION.sub("", base)]
+    elif group == "snake":
+        parts = [p for p in text.split("_") if len(p) >= 4]
+    elif group in ("camel", "kebab"):
+        pieces = _CAMEL_PART.findall(text) if group == "camel" else text.split("-")
+        parts = [p for p in pieces if len(p) >= 4]
+    elif group == "dotted" and _EXTENSION.search(text):
+        parts = [_EXTENSION.sub("", text)]
+    unique = []
+    for part in parts:
+        if len(part) >= 3 and part != text and part not in unique:
+            unique.append(part)
+    return [Term(p, "part", start, i + 1) for i, p in enumerate(unique)]
+
+
+def _public_kind(term_kind: str) -> tuple[str, str]:
+    if term_kind in IDENTIFIER_KINDS:
+        return "identifier", term_kind
+    return term_kind, term_kind
+
+
+def extract(
+    prompt: str,
+    analyzer: Analyzer,
+    stopwords: set[str],
+    limit: int | None = None,
+) -> list[Keyword]:
+    """Keywords in order of first appearance, without duplicates or stopwords."""
+    text = unicodedata.normalize("NFKC", prompt)
+    id_terms, masked = _identifier_terms(text)
+    english = [t for t in id_terms if t.kind == "word"]
+    id_terms = [t for t in id_terms if t.kind != "word"]
+    words = [
+        Term(t.text, "word", t.start)
+        for t in english
+        if len(t.text) >= 3 or (t.text.isupper() and len(t.text) >= 2)
+    ]
+    japanese = analyzer.analyze(masked) if masked.strip("\u3000 \n\t") else []
+    terms = sorted(id_terms + words + japanese, key=lambda t: (t.start, t.rank))
+    seen: set[str] = set()
+    keywords: list[Keyword] = []
+    for term in terms:
+        surface = term.text.strip()
+        if term.kind == "word" and not surface.isupper():
+            surface = surface.lower()
+        key = surface.casefold()
+        if not surface or key in seen or key in stopwords:
+            continue
+        seen.add(key)
+        kind, subkind = _public_kind(term.kind)
+        keywords.append(Keyword(surface, kind, subkind, analyzer.name))
+        if limit is not None and len(keywords) >= limit:
+            break
+    return keywords

@@ -1,0 +1,28 @@
+"""`memrecall tokenize`: prompt on stdin, keywords on stdout (stdlib-only path)."""
+
+from __future__ import annotations
+
+import json
+
+from .config import Settings
+from .keywords import Keyword, extract, load_stopwords
+from .resources import shipped_stopwords
+from .tokenizers import resolve
+
+
+def effective_stopwords(settings: Settings) -> set[str]:
+    return load_stopwords([shipped_stopwords(), settings.user_stopwords])
+
+
+def tokenize_text(text: str, backend: str, settings: Settings) -> tuple[list[Keyword], list[str]]:
+    """Return keywords and notes (fallbacks taken) for `text`."""
+    if not text.strip():
+        return [], []
+    analyzer, notes = resolve(backend)
+    return extract(text, analyzer, effective_stopwords(settings)), notes
+
+
+def render(keywords: list[Keyword], as_json: bool) -> str:
+    if as_json:
+        return "".join(json.dumps(k.as_dict(), ensure_ascii=False) + "\n" for k in keywords)
+    return "".join(k.text + "\n" for k in keywords)

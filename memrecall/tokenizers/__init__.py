@@ -1,0 +1,60 @@
+"""Keyword analysers behind one registry: the caller never knows which one runs.
+
+Each factory imports its heavy library only when called, so a backend that is not chosen
+costs nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..errors import BackendUnavailable, UsageError
+from .base import Analyzer, Term
+
+__all__ = ["Analyzer", "Term", "BACKENDS", "CHOICES", "resolve"]
+
+
+def _sudachi() -> Analyzer:
+    from .sudachi import SudachiAnalyzer
+
+    return SudachiAnalyzer()
+
+
+def _mecab() -> Analyzer:
+    from .mecab import MecabAnalyzer
+
+    return MecabAnalyzer()
+
+
+def _regex() -> Analyzer:
+    from .regex import RegexAnalyzer
+
+    return RegexAnalyzer()
+
+
+BACKENDS: dict[str, Callable[[], Analyzer]] = {"sudachi": _sudachi, "mecab": _mecab, "regex": _regex}
+AUTO_ORDER = ("sudachi", "mecab", "regex")
+CHOICES = ("auto", *BACKENDS, "command:<program>")
+
+
+def resolve(name: str) -> tuple[Analyzer, list[str]]:
+    """Return the analyser for `name` and notes about any fallback taken."""
+    name = name.strip()
+    if name.startswith("command:"):
+        from .command import CommandAnalyzer
+
+        return CommandAnalyzer(name[len("command:") :].strip()), []
+    key = name.lower()
+    if key == "auto":
+        notes: list[str] = []
+        for candidate in AUTO_ORDER:
+            try:
+                return BACKENDS[candidate](), notes
+            except BackendUnavailable as exc:
+                notes.append(f"tokenizer {candidate} unavailable ({exc}); falling back")
+        raise AssertionError("the regex backend has no dependencies")  # pragma: no cover
+    if key not in BACKENDS:
+        raise UsageError(
+            f"unknown tokenizer backend {name!r}; choose one of: {', '.join(CHOICES)}"
+        )
+    return BACKENDS[key](), []

@@ -1,0 +1,40 @@
+"""What every keyword analyser returns, and the Unicode ranges they share."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Protocol
+
+# Explicit code-point ranges, never `[ァ-ヿ]`-style shorthands: those break under some
+# locales in other tools and silently include `・` (U+30FB).
+KANJI = "\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u3005-\u3007"
+KATAKANA = "\u30A1-\u30FA\u30FC-\u30FF\u31F0-\u31FF\uFF66-\uFF9F"
+HIRAGANA = "\u3041-\u3096\u309D-\u309F"
+
+SINGLE_KANA = re.compile(f"^[{KATAKANA}{HIRAGANA}]$")
+HAS_JAPANESE = re.compile(f"[{KANJI}{KATAKANA}{HIRAGANA}]")
+
+
+@dataclass(frozen=True)
+class Term:
+    """One keyword candidate. `start` orders output by first appearance in the prompt."""
+
+    text: str
+    kind: str
+    start: int
+    # Sub-parts of a compound sort right after it: (start, rank).
+    rank: int = 0
+
+
+class Analyzer(Protocol):
+    """Turns the prompt's non-identifier text into noun-like terms."""
+
+    name: str
+
+    def analyze(self, text: str) -> list[Term]: ...
+
+
+def is_junk(surface: str) -> bool:
+    text = surface.strip()
+    return not text or bool(SINGLE_KANA.match(text)) or text.isdigit()

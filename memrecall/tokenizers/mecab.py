@@ -1,0 +1,47 @@
+"""MeCab backend through fugashi, with unidic-lite's dictionary passed explicitly."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import BackendUnavailable
+from .base import Term
+from .morph import Morph, terms_from_morphs
+
+
+class MecabAnalyzer:
+    name = "mecab"
+
+    def __init__(self) -> None:
+        try:
+            import fugashi
+            import unidic_lite
+        except ImportError as exc:
+            raise BackendUnavailable(
+                "the mecab backend needs fugashi and unidic-lite: pip install fugashi unidic-lite"
+            ) from exc
+        dicdir = unidic_lite.DICDIR
+        # fugashi prefers a full `unidic` when importable, which may lack its downloaded data.
+        args = f'-d "{dicdir}" -r "{os.path.join(dicdir, "mecabrc")}"'
+        try:
+            self._tagger = fugashi.Tagger(args)
+        except RuntimeError as exc:
+            raise BackendUnavailable(f"MeCab cannot load unidic-lite ({exc})") from exc
+
+    def analyze(self, text: str) -> list[Term]:
+        morphs = []
+        offset = 0
+        for node in self._tagger(text):
+            # MeCab folds preceding spaces into white_space; track offsets ourselves.
+            offset += len(node.white_space)
+            surface = node.surface
+            feature = node.feature
+            begin = text.find(surface, offset) if surface else offset
+            if begin < 0:
+                begin = offset
+            end = begin + len(surface)
+            offset = end
+            morphs.append(
+                Morph(surface, begin, end, feature.pos1 or "", feature.pos2 or "", feature.pos3 or "")
+            )
+        return terms_from_morphs(morphs)

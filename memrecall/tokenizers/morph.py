@@ -1,0 +1,111 @@
+"""Shared noun-run merging for the morphological analysers (Sudachi and MeCab/UniDic).
+
+Both analysers use UniDic-style part-of-speech tags. Analysers split compounds differently
+(UniDic short units cut `タイムアウト` into `タイム|アウト`, `不具合` into `不|具合`), so
+adjacent nominal pieces are joined back into one compound, and the useful pieces of a kanji
+compound (`認証トークン` → `認証`, `トークン`) are kept too for recall.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .base import KANJI, KATAKANA, Term, is_junk
+
+_HAS_KANJI = re.compile(f"[{KANJI}]")
+_ALL_KATAKANA = re.compile(f"^[{KATAKANA}]+$")
+# Nouns that only make sense inside a compound (前, 時, 件, 度 …).
+_BOUND_NOUN_POS3 = {"副詞可能", "助数詞可能"}
+
+
+@dataclass
+class Morph:
+    surface: str
+    begin: int
+    end: int
+    pos1: str
+    pos2: str
+    pos3: str
+    # Finer pieces of this morpheme (Sudachi mode-A split of a mode-C unit).
+    pieces: list[str] = field(default_factory=list)
+
+    @property
+    def is_content_noun(self) -> bool:
+        return self.pos1 == "名詞" and self.pos2 in ("普通名詞", "固有名詞")
+
+    @property
+    def is_joinable(self) -> bool:
+        if self.is_content_noun:
+            return True
+        if self.pos1 == "接頭辞":
+            return True
+        if self.pos1 == "接尾辞" and self.pos2 == "名詞的":
+            return True
+        return self.pos1 == "形状詞"
+
+    @property
+    def stands_alone(self) -> bool:
+        return self.is_content_noun and self.pos3 not in _BOUND_NOUN_POS3
+
+
+def _runs(morphs: list[Morph]) -> list[list[Morph]]:
+    runs: list[list[Morph]] = []
+    current: list[Morph] = []
+    for morph in morphs:
+        if morph.is_joinable and (not current or current[-1].end == morph.begin):
+            current.append(morph)
+            continue
+        if current:
+            runs.append(current)
+        current = [morph] if morph.is_joinable else []
+    if current:
+        runs.append(current)
+    return runs
+
+
+def _trim(run: list[Morph]) -> list[Morph]:
+    # A compound neither starts with a suffix nor ends with a prefix or a bare adjective stem.
+    while run and run[0].pos1 == "接尾辞":
+        run = run[1:]
+    while run and run[-1].pos1 in ("接頭辞", "形状詞"):
+        run = run[:-1]
+    return run
+
+
+def _useful_piece(piece: str, compound: str) -> bool:
+    if len(piece) < 2 or piece == compound or is_junk(piece):
+        return False
+    # Loanword compounds are split by UniDic at meaningless places (タイム|アウト).
+    return not (_ALL_KATAKANA.match(compound) and _ALL_KATAKANA.match(piece))
+
+
+def terms_from_morphs(morphs: list[Morph]) -> list[Term]:
+    terms: list[Term] = []
+    for run in _runs(morphs):
+        run = _trim(run)
+        if not run or not any(m.is_content_noun for m in run):
+            continue
+        start = run[0].begin
+        if len(run) == 1:
+            morph = run[0]
+            if not morph.stands_alone or len(morph.surface) < 2 or is_junk(morph.surface):
+                continue
+            kind = "proper_noun" if morph.pos2 == "固有名詞" else "noun"
+            terms.append(Term(morph.surface, kind, start))
+            for rank, piece in enumerate(morph.pieces, start=1):
+                if _useful_piece(piece, morph.surface) and _HAS_KANJI.search(morph.surface):
+                    terms.append(Term(piece, "part", start, rank))
+            continue
+        compound = "".join(m.surface for m in run)
+        terms.append(Term(compound, "compound", start))
+        rank = 0
+        for morph in run:
+            candidates = [morph.surface] if morph.stands_alone else []
+            if morph.pieces and _HAS_KANJI.search(morph.surface):
+                candidates += morph.pieces
+            for piece in candidates:
+                if _useful_piece(piece, compound):
+                    rank += 1
+                    terms.append(Term(piece, "part", start, rank))
+    return terms
