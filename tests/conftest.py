@@ -1,0 +1,30 @@
+"""Shared fixtures: every test gets its own MEMRECALL_HOME and no inherited MEMRECALL_* vars."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+CORPUS = Path(os.environ.get("MEMRECALL_TEST_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in list(os.environ):
+        if name.startswith("MEMRECALL_"):
+            monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "memrecall-home"
+    home.mkdir()
+    monkeypatch.setenv("MEMRECALL_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def corpus() -> Path:
+    """The shared real-data corpus; tests using it skip cleanly when it is absent."""
+    if not CORPUS.is_dir():
+        pytest.skip(f"shared corpus not found at {CORPUS}")
+    return CORPUS
