@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .tokenizers.base import Analyzer, Term
+from .tokenizers.base import Analyzer, Term, is_junk
 
 _L = r"(?<![A-Za-z0-9_])"
 _R = r"(?![A-Za-z0-9_])"
@@ -23,14 +23,18 @@ _SEG = r"[A-Za-z0-9_.@+-]+"
 _IDENTIFIER = re.compile(
     "|".join(
         [
-            r"`(?P<code>[^`\n]{2,80})`",
+            # One-character spans (`x`) match too, then are dropped: skipping them would pair
+            # their closing backtick with the next span's opening one (`x` と `y` → "と").
+            r"`(?P<code>[^`\n]{1,80})`",
             r"(?P<url>https?://[^\s<>\"'`()\[\]{}、。「」（）]+)",
             _L + rf"(?P<path>(?:~|\.{{1,2}})?/?(?:{_SEG}/)+{_SEG})" + _R,
             _L + r"(?P<ticket>[A-Z][A-Z0-9]{1,9}-\d+(?:-\d+)*)" + _R,
             _L + r"(?P<version>v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?)" + _R,
             _L + r"(?P<beads>[a-z][a-z0-9]{0,15}(?:-[a-z0-9]+)*-(?=[a-z]*\d)[0-9a-z]{3,8}(?:\.\d+)*)" + _R,
-            _L + r"(?P<dotted>[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)" + _R,
-            _L + r"(?P<snake>[A-Za-z0-9]+(?:_[A-Za-z0-9]+)+)" + _R,
+            # Hyphens allowed before the first dot: `docker-compose.yml` is one file name.
+            _L + r"(?P<dotted>[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)" + _R,
+            # Leading/trailing underscores belong to the name: `_private_func`, `__dunder__`.
+            _L + r"(?P<snake>_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*|_+[A-Za-z0-9]+_*|[A-Za-z0-9]+_+)" + _R,
             _L + r"(?P<kebab>[a-z][a-z0-9]*(?:-[a-z0-9]+){2,})" + _R,
             _L + r"(?P<camel>[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*)" + _R,
             _L + r"(?P<alnum>\d+[A-Za-z]+[A-Za-z0-9]*|[A-Za-z]+\d+[A-Za-z0-9]*)" + _R,
@@ -41,7 +45,7 @@ _IDENTIFIER = re.compile(
 )
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
-_TRIVIAL_CODE = re.compile(r"^[\s\W_]*$")
+_TRIVIAL_CODE = re.compile(r"^[\s\W_]*$|^\s*\S\s*$")
 
 # Identifier kinds weigh more in ranking; `tokenize --json` shows the finer kind as `subkind`.
 IDENTIFIER_KINDS = {
@@ -158,6 +162,8 @@ def extract(
         if len(t.text) >= 3 or (t.text.isupper() and len(t.text) >= 2)
     ]
     japanese = analyzer.analyze(masked) if masked.strip("\u3000 \n\t") else []
+    # Same floor for every backend, `command:` programs included: no blanks, single kana, numerals.
+    japanese = [t for t in japanese if not is_junk(t.text)]
     terms = sorted(id_terms + words + japanese, key=lambda t: (t.start, t.rank))
     seen: set[str] = set()
     keywords: list[Keyword] = []

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 
 from ..errors import BackendUnavailable
-from .base import Term
+from .base import KATAKANA, Term
 from .morph import Morph, terms_from_morphs
+
+_ALL_KATAKANA = re.compile(f"^[{KATAKANA}]+$")
 
 
 class MecabAnalyzer:
@@ -41,7 +44,18 @@ class MecabAnalyzer:
                 begin = offset
             end = begin + len(surface)
             offset = end
-            morphs.append(
-                Morph(surface, begin, end, feature.pos1 or "", feature.pos2 or "", feature.pos3 or "")
-            )
+            morph = Morph(surface, begin, end, feature.pos1 or "", feature.pos2 or "", feature.pos3 or "")
+            previous = morphs[-1] if morphs else None
+            if previous and previous.end == begin and _katakana_noun(previous) and _katakana_noun(morph):
+                # UniDic short units cut loanwords (タイム|アウト, リ|トライ); inside a mixed
+                # compound the pieces would otherwise come out as keywords of their own.
+                morphs[-1] = Morph(
+                    previous.surface + surface, previous.begin, end, morph.pos1, morph.pos2, morph.pos3
+                )
+            else:
+                morphs.append(morph)
         return terms_from_morphs(morphs)
+
+
+def _katakana_noun(morph: Morph) -> bool:
+    return morph.is_content_noun and bool(_ALL_KATAKANA.match(morph.surface))
