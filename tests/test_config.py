@@ -1,0 +1,226 @@
+"""Settings precedence: flag > environment > $MEMRECALL_HOME/config.toml > default.
+
+`load_settings(overrides, environ)` is the one place that decides; these tests drive it the
+way the CLI does (flags as overrides, the process environment, a real config file).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from memrecall.config import default_home, load_settings
+
+
+def write_config(home: Path, text: str) -> None:
+    (home / "config.toml").write_text(text, encoding="utf-8")
+
+
+def env_for(home: Path, **extra: str) -> dict[str, str]:
+    return {"MEMRECALL_HOME": str(home), **extra}
+
+
+# key, env var, file line, file value, env value, flag value; all as the resulting Path.
+PATH_KEYS = [
+    ("summaries", "MEMRECALL_SUMMARIES"),
+    ("claude_projects", "MEMRECALL_CLAUDE_PROJECTS"),
+]
+LIST_KEYS = [("obsidian", "MEMRECALL_OBSIDIAN"), ("beads", "MEMRECALL_BEADS")]
+
+
+@pytest.mark.parametrize(("key", "var"), PATH_KEYS)
+def test_single_path_precedence(tmp_path: Path, isolated_home: Path, key: str, var: str) -> None:
+    file_dir, env_dir, flag_dir = tmp_path / "file", tmp_path / "env", tmp_path / "flag"
+    write_config(isolated_home, f'{key} = "{file_dir.as_posix()}"\n')
+    env = env_for(isolated_home)
+    assert getattr(load_settings(environ=env), key) == file_dir
+    env[var] = str(env_dir)
+    assert getattr(load_settings(environ=env), key) == env_dir
+    assert getattr(load_settings({key: str(flag_dir)}, environ=env), key) == flag_dir
+    # A flag that was not given (None) does not override.
+    assert getattr(load_settings({key: None}, environ=env), key) == env_dir
+
+
+def test_single_path_defaults(isolated_home: Path) -> None:
+    settings = load_settings(environ=env_for(isolated_home))
+    assert settings.summaries == isolated_home / "summaries"
+    assert settings.claude_projects == Path.home() / ".claude" / "projects"
+    assert settings.warnings == []
+
+
+@pytest.mark.parametrize(("key", "var"), LIST_KEYS)
+def test_path_list_precedence(tmp_path: Path, isolated_home: Path, key: str, var: str) -> None:
+    a, b, c, d = (tmp_path / n for n in "abcd")
+    write_config(isolated_home, f'{key} = ["{a.as_posix()}", "{b.as_posix()}"]\n')
+    env = env_for(isolated_home)
+    assert getattr(load_settings(environ=env), key) == [a, b]
+    env[var] = f"{c}{os.pathsep}{d}"
+    assert getattr(load_settings(environ=env), key) == [c, d]
+    assert getattr(load_settings({key: str(a)}, environ=env), key) == [a]
+    assert getattr(load_settings(environ=env_for(isolated_home.parent / "nowhere")), key) == []
+
+
+@pytest.mark.parametrize(("key", "var"), LIST_KEYS)
+def test_path_list_separators_and_blanks(tmp_path: Path, isolated_home: Path, key: str, var: str) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    env = env_for(isolated_home, **{var: f"{os.pathsep}{a}{os.pathsep}{os.pathsep} {b} {os.pathsep}"})
+    assert getattr(load_settings(environ=env), key) == [a, b]
+    # A file may also use one os.pathsep-joined string.
+    write_config(isolated_home, f'{key} = "{a.as_posix()}{os.pathsep}{b.as_posix()}"\n')
+    assert getattr(load_settings(environ=env_for(isolated_home)), key) == [a, b]
+
+
+def test_paths_expand_user(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("USERPROFILE", str(tmp_path))
+    settings = load_settings(environ=env_for(isolated_home, MEMRECALL_OBSIDIAN="~/vault"))
+    assert settings.obsidian == [tmp_path / "vault"]
+
+
+def test_home_precedence(tmp_path: Path) -> None:
+    env_home, flag_home = tmp_path / "env-home", tmp_path / "flag-home"
+    assert load_settings(environ={}).home == default_home()
+    assert load_settings(environ={"MEMRECALL_HOME": str(env_home)}).home == env_home
+    chosen = load_settings({"home": str(flag_home)}, environ={"MEMRECALL_HOME": str(env_home)})
+    assert chosen.home == flag_home
+    # Everything under the home follows it: config, summaries default, user stopwords.
+    assert chosen.config_path == flag_home / "config.toml"
+    assert chosen.summaries == flag_home / "summaries"
+    assert chosen.user_stopwords == flag_home / "stopwords.txt"
+
+
+def test_home_decides_which_config_file_is_read(tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    for home, tokenizer in ((first, "mecab"), (second, "regex")):
+        home.mkdir()
+        write_config(home, f'tokenizer = "{tokenizer}"\n')
+    assert load_settings(environ={"MEMRECALL_HOME": str(first)}).tokenizer == "mecab"
+    assert load_settings({"home": str(second)}, environ={"MEMRECALL_HOME": str(first)}).tokenizer == "regex"
+
+
+def test_tokenizer_precedence(isolated_home: Path) -> None:
+    env = env_for(isolated_home)
+    assert load_settings(environ=env).tokenizer == "auto"
+    write_config(isolated_home, 'tokenizer = "mecab"\n')
+    assert load_settings(environ=env).tokenizer == "mecab"
+    env["MEMRECALL_TOKENIZER"] = "Regex"
+    assert load_settings(environ=env).tokenizer == "regex"
+    assert load_settings({"tokenizer": "sudachi"}, environ=env).tokenizer == "sudachi"
+    env["MEMRECALL_TOKENIZER"] = "command:kagome -sysdict ipa"
+    assert load_settings(environ=env).tokenizer == "command:kagome -sysdict ipa"
+
+
+def test_unknown_tokenizer_warns_and_uses_auto(isolated_home: Path) -> None:
+    settings = load_settings(environ=env_for(isolated_home, MEMRECALL_TOKENIZER="juman"))
+    assert settings.tokenizer == "auto"
+    assert any("juman" in w for w in settings.warnings)
+
+
+def test_now_precedence(isolated_home: Path) -> None:
+    before = datetime.now(timezone.utc)
+    assert before <= load_settings(environ=env_for(isolated_home)).now <= datetime.now(timezone.utc)
+    env = env_for(isolated_home, MEMRECALL_NOW="2026-12-02T09:00:00+09:00")
+    assert load_settings(environ=env).now == datetime(2026, 12, 2, 0, 0, tzinfo=timezone.utc)
+    flagged = load_settings({"now": "2026-01-01T00:00:00Z"}, environ=env).now
+    assert flagged == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    # A naive time is read as UTC, never as the machine's local zone.
+    naive = load_settings(environ=env_for(isolated_home, MEMRECALL_NOW="2026-12-02T10:00:00")).now
+    assert naive == datetime(2026, 12, 2, 10, tzinfo=timezone.utc)
+
+
+def test_bad_now_warns_and_uses_the_clock(isolated_home: Path) -> None:
+    settings = load_settings(environ=env_for(isolated_home, MEMRECALL_NOW="yesterday"))
+    assert abs((settings.now - datetime.now(timezone.utc)).total_seconds()) < 60
+    assert any("MEMRECALL_NOW" in w for w in settings.warnings)
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", True), ("yes", True), ("", False)])
+def test_internal_from_env(isolated_home: Path, value: str, expected: bool) -> None:
+    assert load_settings(environ=env_for(isolated_home, MEMRECALL_INTERNAL=value)).internal is expected
+    assert load_settings(environ=env_for(isolated_home)).internal is False
+
+
+def test_empty_env_var_falls_through_to_file(tmp_path: Path, isolated_home: Path) -> None:
+    write_config(isolated_home, f'summaries = "{(tmp_path / "s").as_posix()}"\n')
+    settings = load_settings(environ=env_for(isolated_home, MEMRECALL_SUMMARIES=""))
+    assert settings.summaries == tmp_path / "s"
+
+
+def test_file_sections_apply(isolated_home: Path) -> None:
+    write_config(
+        isolated_home,
+        "retention_days = 30\n[recall]\nmax_hits = 5\nthreshold = 4\n"
+        "[summarize]\nbackend = \"extractive\"\nexclude_projects = [\"secret\"]\n",
+    )
+    settings = load_settings(environ=env_for(isolated_home))
+    assert settings.warnings == []
+    assert settings.retention_days == 30
+    assert (settings.recall.max_hits, settings.recall.threshold) == (5, 4.0)
+    assert settings.summarize.backend == "extractive"
+    assert settings.summarize.exclude_projects == ["secret"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["tokenizer = [unclosed\n", "= 3\n", "\x00\x01binary", "[recall\nmax_hits = 1\n", "a = 1\na = 2\n"],
+    ids=["unclosed", "no-key", "binary", "bad-table", "duplicate"],
+)
+def test_malformed_config_is_a_warning(isolated_home: Path, text: str) -> None:
+    write_config(isolated_home, text)
+    settings = load_settings(environ=env_for(isolated_home, MEMRECALL_TOKENIZER="mecab"))
+    assert len(settings.warnings) == 1 and "not valid TOML" in settings.warnings[0]
+    assert str(isolated_home / "config.toml") in settings.warnings[0]
+    # Everything else still works: defaults plus the environment.
+    assert settings.tokenizer == "mecab" and settings.recall.max_hits == 3
+
+
+def test_invalid_utf8_config_is_not_a_crash(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").write_bytes(b'tokenizer = "regex"\n# \xff\xfe\n')
+    assert load_settings(environ=env_for(isolated_home)).tokenizer == "regex"
+
+
+def test_unreadable_config_is_a_warning(isolated_home: Path) -> None:
+    (isolated_home / "config.toml").mkdir()  # a directory: reading it fails on every OS
+    settings = load_settings(environ=env_for(isolated_home))
+    assert settings.tokenizer == "auto"
+    assert len(settings.warnings) == 1 and "config" in settings.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("obsidian = 42\n", "obsidian"),
+        ("beads = {a = 1}\n", "beads"),
+        ("retention_days = \"ninety\"\n", "retention_days"),
+        ("retention_days = 0\n", "retention_days"),
+        ("[recall]\nmax_hits = \"3\"\n", "max_hits"),
+        ("[recall]\nlog_prompt = 1\n", "log_prompt"),
+        ("[recall]\nthreshold = true\n", "threshold"),
+        ("[summarize]\nexclude_projects = \"secret\"\n", "exclude_projects"),
+        ("recall = 3\n", "[recall]"),
+    ],
+)
+def test_wrong_types_warn_and_keep_defaults(isolated_home: Path, text: str, needle: str) -> None:
+    write_config(isolated_home, text)
+    settings = load_settings(environ=env_for(isolated_home))
+    assert len(settings.warnings) == 1 and needle in settings.warnings[0], settings.warnings
+    assert settings.obsidian == [] and settings.beads == []
+    assert settings.retention_days == 90
+    assert settings.recall.max_hits == 3 and settings.recall.log_prompt is False
+    assert settings.recall.threshold == 6.0 and settings.summarize.exclude_projects == []
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [("colour = \"blue\"\n", "colour"), ("[recall]\nmax_hit = 5\n", "max_hit"),
+     ("[summarise]\nbackend = \"x\"\n", "summarise")],
+)
+def test_unknown_keys_warn(isolated_home: Path, text: str, needle: str) -> None:
+    write_config(isolated_home, 'tokenizer = "regex"\n' + text)
+    settings = load_settings(environ=env_for(isolated_home))
+    assert len(settings.warnings) == 1 and needle in settings.warnings[0], settings.warnings
+    assert "unknown key" in settings.warnings[0]
+    assert settings.tokenizer == "regex"  # the rest of the file still applies
