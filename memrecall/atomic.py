@@ -13,9 +13,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from filelock import FileLock, Timeout
+__all__ = [
+    "write_atomic", "write_json_atomic", "read_json", "locked", "run_lock", "append_line", "LockTimeout",
+]
 
-__all__ = ["write_atomic", "write_json_atomic", "read_json", "locked", "append_line", "Timeout"]
+
+class LockTimeout(TimeoutError):
+    """Another process held the lock for longer than the caller was willing to wait."""
 
 
 def write_atomic(path: Path, data: str | bytes) -> None:
@@ -50,10 +54,64 @@ def read_json(path: Path, default: Any = None) -> Any:
 
 @contextmanager
 def locked(path: Path, timeout: float = 5.0) -> Iterator[None]:
-    """Hold `<path>.lock` (a sidecar file) while the block runs."""
+    """Hold `<path>.lock` (a sidecar file) while the block runs.
+
+    These short locks guard the recall log and per-session state, which the hook touches on
+    every prompt. On POSIX they are a plain `fcntl.flock`: importing filelock 4.x costs
+    ~65 ms, more than the rest of the hook's imports together. Every writer of these files
+    goes through this function, so one mechanism guards each file. Elsewhere (and for the
+    long-held run locks below) the `filelock` library does the work.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(path) + ".lock", timeout=timeout):
-        yield
+    lock_path = str(path) + ".lock"
+    if os.name == "posix":
+        with _posix_flock(lock_path, timeout):
+            yield
+        return
+    from filelock import FileLock, Timeout
+
+    try:
+        with FileLock(lock_path, timeout=timeout):
+            yield
+    except Timeout as exc:
+        raise LockTimeout(f"timed out waiting for {lock_path}") from exc
+
+
+@contextmanager
+def _posix_flock(lock_path: str, timeout: float) -> Iterator[None]:
+    import fcntl
+    import time
+
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        give_up = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= give_up:
+                    raise LockTimeout(f"timed out waiting for {lock_path}") from None
+                time.sleep(0.005)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def run_lock(path: Path, timeout: float = 0.0) -> Iterator[None]:
+    """A long-held lock for whole runs (summarize, prune): filelock on every platform."""
+    from filelock import FileLock, Timeout
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with FileLock(str(path) + ".lock", timeout=timeout):
+            yield
+    except Timeout as exc:
+        raise LockTimeout(f"another memrecall run holds {path}.lock") from exc
 
 
 def append_line(path: Path, line: str, timeout: float = 2.0) -> None:

@@ -33,7 +33,7 @@ class RecallSettings:
     max_hits: int = 3
     deadline_ms: int = 1000
     # A candidate fires when its accumulated score reaches this; see README "Ranking".
-    threshold: float = 6.0
+    threshold: float = 2.0
     decay: float = 0.5
     max_keywords: int = 16
     log_prompt: bool = False

@@ -1,0 +1,183 @@
+"""One ripgrep pass over a store root for all keywords at once.
+
+Output form: full matching lines (`--null` after the path, line numbers). Counting keywords
+per line in Python is cheap, gives per-keyword attribution and document frequency, and the
+same lines become snippets. `--json` would be 10–20× more bytes to parse for common words.
+If no `rg` binary can be found, a pure-Python scan does the same job more slowly.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+RG_EXE = "rg.exe" if sys.platform == "win32" else "rg"
+
+
+def find_rg() -> str | None:
+    """The `rg` of the `ripgrep` package in this environment first: hooks run without the
+    venv on PATH, so `shutil.which` alone would miss it."""
+    candidates = [
+        Path(sysconfig.get_path("scripts")) / RG_EXE,
+        Path(sys.executable).parent / RG_EXE,
+    ]
+    for candidate in candidates:
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return shutil.which("rg")
+
+
+@dataclass
+class GrepJob:
+    """What to search: roots (folders or files) and file globs for folder traversal."""
+
+    roots: list[Path]
+    globs: list[str] = field(default_factory=list)
+    # JSONL lines must arrive whole; markdown lines can be capped.
+    max_columns: int | None = 4000
+
+
+@dataclass
+class GrepResult:
+    lines: dict[Path, list[tuple[int, str]]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    engine: str = "rg"
+
+
+class _Running:
+    def __init__(self, process: subprocess.Popen[bytes], job: GrepJob) -> None:
+        self.process = process
+        self.job = job
+
+
+def _rg_argv(rg: str, job: GrepJob) -> list[str]:
+    argv = [
+        rg, "--no-config", "--fixed-strings", "--ignore-case", "--line-number",
+        "--with-filename", "--no-heading", "--null", "--color", "never",
+        # A user's .gitignore must not hide notes; dot-folders stay skipped (no --hidden).
+        "--no-ignore", "--max-filesize", "8M",
+    ]
+    if job.max_columns:
+        argv += ["--max-columns", str(job.max_columns), "--max-columns-preview"]
+    for glob in job.globs:
+        argv += ["--glob", glob]
+    argv += ["--file", "-", "--"]
+    argv += [str(root) for root in job.roots]
+    return argv
+
+
+def _parse(output: bytes, result: GrepResult) -> None:
+    for raw in output.split(b"\n"):
+        if not raw:
+            continue
+        path_bytes, sep, rest = raw.partition(b"\0")
+        if not sep:
+            continue
+        number, colon, text = rest.partition(b":")
+        if not colon or not number.isdigit():
+            continue
+        path = Path(os.fsdecode(path_bytes))
+        result.lines.setdefault(path, []).append(
+            (int(number), text.decode("utf-8", errors="replace").rstrip("\r"))
+        )
+
+
+def grep(
+    jobs: list[GrepJob], patterns: list[str], deadline: float | None = None
+) -> list[GrepResult]:
+    """Run one search per job, all at the same time; results in job order."""
+    rg = find_rg()
+    if rg is None:
+        return [python_scan(job, patterns, deadline) for job in jobs]
+    pattern_bytes = ("\n".join(patterns) + "\n").encode("utf-8")
+    running: list[_Running | GrepResult] = []
+    for job in jobs:
+        roots = [root for root in job.roots if root.exists()]
+        if not roots or not patterns:
+            running.append(GrepResult())
+            continue
+        job = GrepJob(roots, job.globs, job.max_columns)
+        try:
+            process = subprocess.Popen(
+                _rg_argv(rg, job),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except OSError as exc:
+            running.append(GrepResult(errors=[f"cannot run rg: {exc}"]))
+            continue
+        running.append(_Running(process, job))
+    results: list[GrepResult] = []
+    for item in running:
+        if isinstance(item, GrepResult):
+            results.append(item)
+            continue
+        results.append(_collect(item, pattern_bytes, deadline))
+    return results
+
+
+def _collect(item: _Running, pattern_bytes: bytes, deadline: float | None) -> GrepResult:
+    result = GrepResult()
+    timeout = None if deadline is None else max(0.01, deadline - time.monotonic())
+    try:
+        out, err = item.process.communicate(pattern_bytes, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        item.process.kill()
+        item.process.communicate()
+        result.timed_out = True
+        return result
+    # rg: 0 = matches, 1 = no match, 2 = error (matches printed so far are still valid).
+    if item.process.returncode == 2:
+        first = err.decode("utf-8", "replace").strip().splitlines()[:1]
+        result.errors.append("rg: " + (first[0] if first else "error"))
+    _parse(out, result)
+    return result
+
+
+def _walk(root: Path, globs: list[str]) -> Iterable[Path]:
+    suffixes = tuple(g[1:] for g in globs if g.startswith("*."))
+    if root.is_file():
+        yield root
+        return
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.startswith(".") or (suffixes and not name.endswith(suffixes)):
+                continue
+            yield Path(folder) / name
+
+
+def python_scan(job: GrepJob, patterns: list[str], deadline: float | None = None) -> GrepResult:
+    """The same search without rg (2–8× slower): used only when no rg binary exists."""
+    result = GrepResult(engine="python")
+    lowered = [p.casefold() for p in patterns if p]
+    for root in job.roots:
+        if not root.exists():
+            continue
+        for path in _walk(root, job.globs):
+            if deadline is not None and time.monotonic() > deadline:
+                result.timed_out = True
+                return result
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                result.errors.append(f"{path}: {exc.strerror or exc}")
+                continue
+            if b"\0" in data[:8192] and not path.suffix == ".jsonl":
+                continue
+            text = data.decode("utf-8", errors="replace")
+            for number, line in enumerate(text.split("\n"), start=1):
+                folded = line.casefold()
+                if any(p in folded for p in lowered):
+                    cut = line if not job.max_columns else line[: job.max_columns]
+                    result.lines.setdefault(path, []).append((number, cut.rstrip("\r")))
+    return result

@@ -1,0 +1,96 @@
+"""The UserPromptSubmit hook's I/O edge, behind exactly one fail-open guard.
+
+Whatever happens — bad stdin, missing stores, a full disk, a hung search — the process
+exits 0 and prints either nothing or exactly one JSON object. Exit 2 would erase the
+user's prompt, so it never happens. Errors go to the recall log instead.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from datetime import datetime, timezone
+from typing import Any
+
+
+def _log(settings: Any, entry: dict[str, Any]) -> None:
+    from .recall_log import append
+
+    try:
+        append(settings.logs_dir, settings.now, entry)
+    except Exception as exc:  # a full or read-only disk must not reach the user
+        try:
+            sys.stderr.write(f"memrecall: cannot write recall log: {exc}\n")
+        except Exception:
+            pass
+
+
+def _watchdog(seconds: float, started: float, settings_box: list[Any]) -> threading.Timer:
+    """Last line of defence: if anything hangs past the deadline, leave silently."""
+
+    def fire() -> None:
+        if settings_box:
+            _log(settings_box[0], {
+                "ts": datetime.now(timezone.utc).isoformat(),
+                "decision": "deadline",
+                "reason": "watchdog: hook ran past its hard deadline",
+                "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
+            })
+        os._exit(0)
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    return timer
+
+
+def run_hook(stdin: bytes | None = None) -> int:
+    started = time.monotonic()
+    if os.environ.get("MEMRECALL_INTERNAL"):
+        return 0  # memrecall's own summarizer run: no recall, no log
+    settings_box: list[Any] = []
+    entry: dict[str, Any] = {}
+    output = ""
+    timer = None
+    try:
+        from .config import load_settings
+
+        settings = load_settings()
+        settings_box.append(settings)
+        deadline_s = settings.recall.deadline_ms / 1000
+        timer = _watchdog(deadline_s * 2 + 0.5, started, settings_box)
+        raw = stdin if stdin is not None else (sys.stdin.buffer.read() if sys.stdin else b"")
+        text = raw.decode("utf-8", errors="replace")
+
+        from .recall import BadHookInput, parse_hook_input, recall
+
+        try:
+            hook = parse_hook_input(text)
+        except BadHookInput as exc:
+            entry = {"decision": "bad_input", "reason": str(exc), "stdin_bytes": len(raw)}
+        else:
+            result = recall(hook, settings, deadline=started + deadline_s)
+            entry = result.log
+            output = result.stdout()
+    except Exception as exc:
+        output = ""
+        entry = {**entry, "decision": "error", "error": f"{exc.__class__.__name__}: {exc}"[:500]}
+    finally:
+        if timer is not None:
+            timer.cancel()
+    if output:
+        try:
+            sys.stdout.buffer.write(output.encode("utf-8"))
+            sys.stdout.flush()
+        except Exception as exc:  # a closed pipe: nothing to do but record it
+            entry = {**entry, "decision": "error", "error": f"stdout: {exc}"[:500]}
+    if settings_box:
+        settings = settings_box[0]
+        entry = {"ts": settings.now.isoformat(), **entry}
+        if not os.environ.get("MEMRECALL_NOW"):
+            entry["ts"] = datetime.now(timezone.utc).isoformat()
+        entry["elapsed_ms"] = round((time.monotonic() - started) * 1000, 1)
+        _log(settings, entry)
+    return 0

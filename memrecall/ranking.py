@@ -1,0 +1,55 @@
+"""Scores for matched documents. The README's "Ranking" section describes these numbers.
+
+score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k) × (0.5 + coverage) × store_factor
+
+- rarity(k) = ln(1 + N/df) / ln(1 + N): 1.0 for a keyword found in one document, near 0
+  for one found everywhere; N is the store's document count, so thresholds do not depend
+  on the size of the vault.
+- credit: 1 for a direct match, 0.7 through a synonym, 0.5 when only a piece of a compound
+  matched (`本番` of `本番環境`).
+- field_boost: ×1.6 when the keyword is in the title, tags, aliases or the issue id.
+- coverage: the weighted share of the prompt's keywords the document matched.
+- store_factor: summaries 1 + 0.3·e^(−age/30 days) (newer first); beads in_progress ×1.15,
+  open ×1.1, closed ×0.9.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+KIND_WEIGHTS = {
+    "ticket": 3.0, "beads": 3.0,
+    "path": 2.0, "url": 2.0, "code": 2.0, "snake": 2.0, "camel": 2.0, "dotted": 2.0,
+    "kebab": 2.0, "version": 1.5,
+    "alnum": 1.2, "number": 1.0,
+    "proper_noun": 1.5, "compound": 1.5, "noun": 1.0, "external": 1.0,
+    "word": 0.8, "part": 0.5,
+}
+# Identifiers rare enough to fire on their own (the gate in recall.py).
+DISTINCTIVE_SUBKINDS = {"ticket", "beads", "path", "snake", "camel", "dotted", "code", "url", "kebab"}
+DISTINCTIVE_MAX_DF = 5
+
+SYNONYM_CREDIT = 0.7
+PART_CREDIT = 0.5
+FIELD_BOOST = 1.6
+
+
+def kind_weight(subkind: str) -> float:
+    return KIND_WEIGHTS.get(subkind, 1.0)
+
+
+def rarity(df: int, total: int) -> float:
+    total = max(total, df, 1)
+    if df <= 0:
+        return 0.0
+    return math.log1p(total / df) / math.log1p(total)
+
+
+def store_factor(store: str, date: datetime | None, status: str | None, now: datetime) -> float:
+    if store == "summaries" and date is not None:
+        age_days = max(0.0, (now - date).total_seconds() / 86400)
+        return 1.0 + 0.3 * math.exp(-age_days / 30)
+    if store == "beads":
+        return {"in_progress": 1.15, "open": 1.1, "closed": 0.9}.get(status or "", 1.0)
+    return 1.0

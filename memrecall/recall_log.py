@@ -1,0 +1,58 @@
+"""The recall log: one JSON line per hook run, in monthly files under `$MEMRECALL_HOME/logs/`.
+
+Monthly files keep trimming (prune) a matter of deleting whole files, and appends are
+locked so that concurrent Claude Code sessions never interleave lines. The raw prompt is
+not stored unless `recall.log_prompt = true`.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterator
+
+from .atomic import append_line
+
+LOG_PREFIX = "recall-"
+
+
+def log_path(logs_dir: Path, now: datetime) -> Path:
+    return logs_dir / f"{LOG_PREFIX}{now:%Y-%m}.jsonl"
+
+
+def append(logs_dir: Path, now: datetime, entry: dict[str, Any]) -> None:
+    logs_dir.mkdir(parents=True, exist_ok=True)
+    append_line(log_path(logs_dir, now), json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+
+
+def log_files(logs_dir: Path) -> list[Path]:
+    if not logs_dir.is_dir():
+        return []
+    return sorted(p for p in logs_dir.glob(f"{LOG_PREFIX}*.jsonl") if p.is_file())
+
+
+def read_entries(logs_dir: Path, since: datetime | None = None) -> Iterator[dict[str, Any]]:
+    """Every well-formed entry, oldest first; broken lines (a crash mid-write) are skipped."""
+    for path in log_files(logs_dir):
+        if since is not None and path.stem[len(LOG_PREFIX):] < f"{since:%Y-%m}":
+            continue
+        try:
+            handle = open(path, encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        with handle:
+            for line in handle:
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(entry, dict):
+                    continue
+                if since is not None:
+                    try:
+                        if datetime.fromisoformat(str(entry.get("ts"))) < since:
+                            continue
+                    except ValueError:
+                        continue
+                yield entry

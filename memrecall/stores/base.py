@@ -1,0 +1,98 @@
+"""What a store hands the ranking: documents with the lines that matched."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Protocol
+
+from ..grep import GrepJob
+
+
+@dataclass
+class Document:
+    store: str
+    ref: str
+    path: Path
+    title: str = ""
+    date: datetime | None = None
+    tags: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
+    status: str | None = None
+    priority: int | None = None
+    # line number → text of the lines that matched (1-based; beads: lines of the issue text).
+    lines: dict[int, str] = field(default_factory=dict)
+    # Text that counts as a title/id hit (title, tags, aliases, id), case-folded.
+    heading_text: str = ""
+    # Lines 1..body_start are frontmatter: poor snippets.
+    body_start: int = 0
+    # Set once the store has read the document's header (frontmatter, dates).
+    loaded: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.store}:{self.ref}"
+
+
+class Store(Protocol):
+    name: str
+
+    def jobs(self) -> list[GrepJob]: ...
+
+    def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]: ...
+
+    def load(self, doc: Document) -> bool:
+        """Fill title/date/tags; False when the document must be dropped (e.g. too old)."""
+        ...
+
+    def doc_count(self) -> int: ...
+
+
+_DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def parse_date(value: object) -> datetime | None:
+    """Frontmatter dates come as strings, dates or datetimes, with or without offsets."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        text = str(value).strip().strip("'\"")
+        if not text:
+            return None
+        if text.endswith("Z"):
+            text = text[:-1] + "+00:00"
+        try:
+            moment = datetime.fromisoformat(text.replace(" ", "T", 1) if " " in text[:11] else text)
+        except ValueError:
+            match = _DATE_IN_NAME.search(text)
+            if not match:
+                return None
+            try:
+                moment = datetime(int(match[1]), int(match[2]), int(match[3]))
+            except ValueError:
+                return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment
+
+
+def date_from_name(name: str) -> datetime | None:
+    match = _DATE_IN_NAME.search(name)
+    if not match:
+        return None
+    try:
+        return datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=timezone.utc)
+    except ValueError:
+        return None
+
+
+def read_head(path: Path, limit: int = 16384) -> str:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(limit).decode("utf-8", errors="replace")
+    except OSError:
+        return ""

@@ -1,0 +1,144 @@
+"""beads (`bd`) issues from their JSONL export, across every format era.
+
+A hit is one issue, never a raw JSON line: ripgrep finds candidate lines, each is parsed
+as JSON, and the keyword must then occur in the issue's text fields (not in a field name
+or a timestamp).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..grep import GrepJob
+from .base import Document, parse_date
+
+_NAMES = ("issues.jsonl", "beads.jsonl", "bd.jsonl")
+_TEXT_FIELDS = ("description", "design", "acceptance_criteria", "notes", "close_reason")
+# Infrastructure records of agent frameworks, not work items (bd export skips them too).
+_SKIP_TYPES = {"event", "agent", "role", "rig", "message", "molecule", "gate", "convoy", "slot", "queue", "merge-request"}
+_STATUS_ORDER = {"in_progress": 0, "open": 1, "blocked": 2, "hooked": 2, "pinned": 2, "deferred": 3, "closed": 4}
+
+
+def resolve_files(location: Path) -> list[Path]:
+    """A location may be a project root, its `.beads/` folder or a `.jsonl` file."""
+    if location.is_file():
+        return [location]
+    folder = location if location.name == ".beads" else location / ".beads"
+    if not folder.is_dir():
+        folder = location
+    named: str | None = None
+    try:
+        meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
+        if isinstance(meta, dict) and isinstance(meta.get("jsonl_export"), str):
+            named = meta["jsonl_export"]
+    except (OSError, ValueError):
+        pass
+    if named and (folder / named).is_file():
+        return [folder / named]
+    present = [folder / name for name in _NAMES if (folder / name).is_file()]
+    if present:
+        # Old repos renamed the export; the most recently written one is current.
+        return [max(present, key=lambda p: p.stat().st_mtime)]
+    backup = folder / "backup" / "issues.jsonl"
+    return [backup] if backup.is_file() else []
+
+
+def issue_from_record(record: Any) -> dict[str, Any] | None:
+    """The record as an issue, or None for tombstones, wisps, memories and infra types."""
+    if not isinstance(record, dict):
+        return None
+    if record.get("_type") not in (None, "issue"):
+        return None
+    issue_id = record.get("id") or record.get("issue_id")
+    if not isinstance(issue_id, str) or not isinstance(record.get("title"), str):
+        return None
+    if record.get("status") == "tombstone" or record.get("ephemeral") is True:
+        return None
+    if issue_id.startswith("bd-wisp-") or record.get("issue_type") in _SKIP_TYPES:
+        return None
+    return record
+
+
+def issue_text(issue: dict[str, Any]) -> list[str]:
+    """Searchable lines of an issue below its title: text fields, labels, comments."""
+    lines: list[str] = []
+    for name in _TEXT_FIELDS:
+        value = issue.get(name)
+        if isinstance(value, str) and value.strip():
+            lines += [line for line in value.split("\n") if line.strip()]
+    labels = issue.get("labels")
+    if isinstance(labels, list) and labels:
+        lines.append("labels: " + ", ".join(str(label) for label in labels))
+    for comment in issue.get("comments") or []:
+        if isinstance(comment, dict) and isinstance(comment.get("text"), str):
+            lines += [line for line in comment["text"].split("\n") if line.strip()]
+    return lines
+
+
+def status_rank(status: str | None) -> int:
+    return _STATUS_ORDER.get(status or "", 3)
+
+
+class BeadsStore:
+    name = "beads"
+
+    def __init__(self, locations: list[Path]) -> None:
+        self.files: list[Path] = []
+        for location in locations:
+            for found in resolve_files(location):
+                if found not in self.files:
+                    self.files.append(found)
+        self._counts: dict[Path, int] = {}
+
+    def jobs(self) -> list[GrepJob]:
+        return [GrepJob(self.files, max_columns=None)] if self.files else []
+
+    def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
+        for path, found in lines.items():
+            for _, raw in found:
+                try:
+                    issue = issue_from_record(json.loads(raw))
+                except ValueError:
+                    continue  # a line truncated mid-JSON is skipped, not fatal
+                if issue is None:
+                    continue
+                yield self._document(path, issue)
+
+    def _document(self, path: Path, issue: dict[str, Any]) -> Document:
+        issue_id = str(issue.get("id") or issue.get("issue_id"))
+        # Line 1 carries the id so that `bd-a1b2` in a prompt finds its issue.
+        text_lines = [f"{issue_id} {issue.get('title', '')}".strip(), *issue_text(issue)]
+        date: datetime | None = parse_date(issue.get("updated_at") or issue.get("created_at"))
+        labels = [str(label) for label in issue.get("labels") or [] if isinstance(label, str)]
+        priority = issue.get("priority")
+        return Document(
+            self.name,
+            issue_id,
+            path,
+            title=str(issue.get("title", "")).strip(),
+            date=date,
+            tags=labels,
+            status=str(issue.get("status") or "open"),
+            priority=priority if isinstance(priority, int) else None,
+            lines={i + 1: line for i, line in enumerate(text_lines)},
+            heading_text=" ".join([issue_id, str(issue.get("title", "")), *labels]).casefold(),
+            loaded=True,
+        )
+
+    def load(self, doc: Document) -> bool:
+        return True
+
+    def doc_count(self) -> int:
+        total = 0
+        for path in self.files:
+            if path not in self._counts:
+                try:
+                    with open(path, "rb") as handle:
+                        self._counts[path] = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+                except OSError:
+                    self._counts[path] = 0
+            total += self._counts[path]
+        return total

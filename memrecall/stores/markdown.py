@@ -1,0 +1,162 @@
+"""Obsidian vaults and memrecall's own summaries: folders of markdown with frontmatter."""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterable
+
+from .. import frontmatter_lite
+from ..grep import GrepJob
+from .base import Document, date_from_name, parse_date, read_head
+from .counts import cached_count
+
+_INLINE_TAG = re.compile(r"(?<![\w/#&])#([^\s#.,;:!?()\[\]{}\"'`、。]*[^\d\s#.,;:!?()\[\]{}\"'`、。][^\s#.,;:!?()\[\]{}\"'`、。]*)")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+_SUMMARY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[0-9A-Za-z]+(?:\.\d+)?\.md$")
+_DATE_KEYS = ("date", "created", "updated", "lastmod", "last-modified", "creation date", "updated-date")
+
+
+def inline_tags(body: str) -> list[str]:
+    tags: list[str] = []
+    in_fence = False
+    for line in body.split("\n"):
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence or "#" not in line or line.lstrip().startswith("#" + " ") or line.startswith("    "):
+            continue
+        line = re.sub(r"`[^`]*`|https?://\S+", " ", line)
+        tags += [t for t in _INLINE_TAG.findall(line) if t not in tags]
+    return tags
+
+
+def _fill(doc: Document, text: str) -> None:
+    front_text, body, doc.body_start = frontmatter_lite.split(text)
+    meta = frontmatter_lite.parse(front_text) if front_text else {}
+    title = meta.get("title")
+    doc.title = str(title).strip() if title else doc.path.stem
+    doc.tags = frontmatter_lite.as_list(meta.get("tags", meta.get("tag")))
+    for tag in inline_tags(body):
+        if tag not in doc.tags:
+            doc.tags.append(tag)
+    doc.aliases = frontmatter_lite.as_list(meta.get("aliases", meta.get("alias")))
+    for key in _DATE_KEYS:
+        if meta.get(key):
+            doc.date = parse_date(meta[key])
+            if doc.date:
+                break
+    doc.heading_text = " ".join([doc.title, doc.path.stem, *doc.tags, *doc.aliases]).casefold()
+    doc.loaded = True
+
+
+class VaultStore:
+    """An Obsidian vault. Dot-folders (.obsidian, .trash, .git) and non-markdown are skipped."""
+
+    name = "obsidian"
+
+    def __init__(self, roots: list[Path], cache_dir: Path) -> None:
+        self.roots = [r for r in roots]
+        self._cache_dir = cache_dir
+
+    def jobs(self) -> list[GrepJob]:
+        return [GrepJob([root], globs=["*.md"]) for root in self.roots if root.is_dir()]
+
+    def _root_of(self, path: Path) -> Path:
+        for root in self.roots:
+            try:
+                path.relative_to(root)
+                return root
+            except ValueError:
+                continue
+        return path.parent
+
+    def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
+        for path, found in lines.items():
+            if any(part.startswith(".") for part in path.parts[len(self._root_of(path).parts):]):
+                continue
+            root = self._root_of(path)
+            ref = path.relative_to(root).as_posix() if path != root else path.name
+            if len(self.roots) > 1:
+                ref = f"{root.name}/{ref}"
+            yield Document(self.name, ref, path, title=path.stem, lines=dict(found))
+
+    def load(self, doc: Document) -> bool:
+        _fill(doc, read_head(doc.path))
+        if doc.date is None:
+            try:
+                doc.date = datetime.fromtimestamp(doc.path.stat().st_mtime, timezone.utc)
+            except OSError:
+                pass
+        return True
+
+    def doc_count(self) -> int:
+        return sum(cached_count(root, "*.md", self._cache_dir) for root in self.roots if root.is_dir())
+
+
+class SummaryStore:
+    """memrecall's daily summaries: `<root>/YYYY/MM/YYYY-MM-DD-<sid8>.md`.
+
+    A summary older than the retention window is invisible here even before `prune` runs.
+    """
+
+    name = "summaries"
+
+    def __init__(self, root: Path, now: datetime, retention_days: int, cache_dir: Path) -> None:
+        self.root = root
+        self.now = now
+        self.cutoff = now - timedelta(days=retention_days)
+        self._cache_dir = cache_dir
+
+    def jobs(self) -> list[GrepJob]:
+        if not self.root.is_dir():
+            return []
+        # Only month folders that can hold in-window summaries; the rest is not even read.
+        months = []
+        try:
+            years = sorted(p for p in self.root.iterdir() if p.is_dir() and p.name.isdigit())
+        except OSError:
+            return []
+        for year in years:
+            for month in sorted(p for p in year.iterdir() if p.is_dir() and p.name.isdigit()):
+                try:
+                    start = datetime(int(year.name), int(month.name), 1, tzinfo=timezone.utc)
+                except ValueError:
+                    continue
+                if start + timedelta(days=32) >= self.cutoff:
+                    months.append(month)
+        return [GrepJob(months, globs=["*.md"])] if months else []
+
+    def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
+        for path, found in lines.items():
+            if not _SUMMARY_NAME.match(path.name):
+                continue
+            name_date = date_from_name(path.name)
+            # Filename dates are a cheap pre-filter; frontmatter decides in load().
+            if name_date is not None and name_date < self.cutoff - timedelta(days=2):
+                continue
+            try:
+                ref = path.relative_to(self.root).as_posix()
+            except ValueError:
+                ref = path.name
+            yield Document(self.name, ref, path, title=path.stem, date=name_date, lines=dict(found))
+
+    def load(self, doc: Document) -> bool:
+        name_date = doc.date
+        doc.date = None
+        _fill(doc, read_head(doc.path))
+        if doc.date is None:
+            doc.date = name_date
+        if doc.date is None:
+            try:
+                doc.date = datetime.fromtimestamp(os.stat(doc.path).st_mtime, timezone.utc)
+            except OSError:
+                return False
+        return doc.date >= self.cutoff
+
+    def doc_count(self) -> int:
+        if not self.root.is_dir():
+            return 0
+        return cached_count(self.root, "*.md", self._cache_dir)
