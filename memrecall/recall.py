@@ -267,6 +267,8 @@ def recall(
         is_new = not state_path.exists()
         state = _valid_state(read_json(state_path, None))
         chosen, top = _gate(state, outcome.hits, settings)
+        skipped = state.pop("skipped_injected", 0)
+        best_was_injected = state.pop("best_was_injected", False)
         context = None
         if chosen:
             context = render_context(chosen, cfg.budget_chars, template("context.md"))
@@ -294,8 +296,13 @@ def recall(
         return RecallResult(context, log)
     if not outcome.hits:
         log["reason"] = "no candidates"
+    elif best_was_injected:
+        # The strongest match is already in this session's context: staying quiet is right.
+        log["reason"] = "already injected in this session"
     elif not log["reason"]:
-        log["reason"] = "below threshold" if top else "already injected in this session"
+        log["reason"] = "below threshold"
+        if skipped:
+            log["reason"] += f" ({skipped} related memories already injected in this session)"
     return RecallResult(None, log)
 
 
@@ -313,8 +320,11 @@ def _gate(
             if entry["acc"] >= 0.05:
                 scores[key] = entry
     eligible = []
+    state["skipped_injected"] = 0
+    state["best_was_injected"] = bool(hits) and hits[0].key in injected
     for hit in hits:
         if hit.key in injected:
+            state["skipped_injected"] += 1
             continue
         entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
         entry["acc"] = float(entry["acc"]) + hit.score

@@ -271,8 +271,13 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
     body_start = doc.body_start
     ordered = sorted(
         cand.line_keys.items(),
-        # Body lines before frontmatter lines, then the most keywords, then earliest.
-        key=lambda item: (item[0] <= body_start, -len(item[1]), item[0]),
+        # Body text before frontmatter and headings (they repeat the title shown anyway),
+        # then the most keywords, then earliest.
+        key=lambda item: (
+            item[0] <= body_start or doc.lines.get(item[0], "").lstrip().startswith("#"),
+            -len(item[1]),
+            item[0],
+        ),
     )
     return [(n, doc.lines.get(n, ""), keys) for n, keys in ordered[:limit]]
 

@@ -210,7 +210,7 @@ def test_wrong_types_warn_and_keep_defaults(isolated_home: Path, text: str, need
     assert settings.obsidian == [] and settings.beads == []
     assert settings.retention_days == 90
     assert settings.recall.max_hits == 3 and settings.recall.log_prompt is False
-    assert settings.recall.threshold == 6.0 and settings.summarize.exclude_projects == []
+    assert settings.recall.threshold == 2.0 and settings.summarize.exclude_projects == []
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,10 @@ import importlib
 import typer
 
 # Modules are imported only when the Typer app is built (never on the hook path).
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "search",
+    "demo",
+)
 
 
 def register_all(app: typer.Typer) -> None:

@@ -1,0 +1,85 @@
+"""`memrecall search`: the hook's ranking, shown to a person (or as JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from ..errors import UsageError
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="search")(search_command)
+
+
+def search_command(
+    query: Annotated[str, typer.Argument(help="Words, ids or a whole prompt, Japanese or English.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array, best first.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=200, help="How many hits.")] = 10,
+    store: Annotated[
+        Optional[list[str]],
+        typer.Option("--store", "-s", help="beads | obsidian | summaries (repeatable)."),
+    ] = None,
+    backend: Annotated[
+        Optional[str], typer.Option("--backend", "-b", help="Tokenizer backend for the query.")
+    ] = None,
+) -> None:
+    """Search every store with the same ranking the hook uses.
+
+    Example: memrecall search 'PAY-1234 タイムアウト' --limit 5
+    """
+    from ..config import load_settings
+    from ..search import STORE_NAMES, open_stores, search
+    from ..tokenize import tokenize_text
+
+    for name in store or []:
+        if name not in STORE_NAMES:
+            raise UsageError(f"unknown store {name!r}; choose from {', '.join(STORE_NAMES)}")
+    settings = load_settings()
+    for warning in settings.warnings:
+        typer.echo(f"Warning: {warning}", err=True)
+    keywords, notes = tokenize_text(query, backend or settings.tokenizer, settings)
+    for note in notes:
+        typer.echo(f"Note: {note}", err=True)
+    if not keywords:
+        typer.echo("No keywords in the query (only stopwords or punctuation).", err=True)
+        if as_json:
+            sys.stdout.write("[]\n")
+        return
+    outcome = search(keywords, settings, open_stores(settings, store), limit=limit)
+    for warning in outcome.warnings[:5]:
+        typer.echo(f"Warning: {warning}", err=True)
+    if as_json:
+        sys.stdout.buffer.write(
+            (json.dumps([h.as_json() for h in outcome.hits], ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+        )
+        sys.stdout.flush()
+    if not outcome.hits:
+        typer.echo(f"No results for: {' '.join(k.text for k in keywords)}", err=True)
+        return
+    if not as_json:
+        _table(outcome.hits)
+
+
+def _table(hits: list) -> None:  # type: ignore[type-arg]
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_lines=False, header_style="bold")
+    for column in ("store", "title", "date", "score", "matched", "path:line", "snippet"):
+        table.add_column(column, overflow="fold")
+    for hit in hits:
+        where = hit.ref if hit.store == "beads" else f"{hit.path}:{hit.line}"
+        table.add_row(
+            hit.store,
+            hit.title + (f" [{hit.status}]" if hit.status else ""),
+            hit.date.date().isoformat() if hit.date else "",
+            f"{hit.score:.2f}",
+            ", ".join(hit.matched),
+            where,
+            hit.snippet[:120],
+        )
+    Console(soft_wrap=False).print(table)
