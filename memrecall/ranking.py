@@ -9,7 +9,7 @@ score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k) × (0.5 
   matched (`本番` of `本番環境`).
 - field_boost: ×1.6 when the keyword is in the title, tags, aliases or the issue id.
 - coverage: the weighted share of the prompt's keywords the document matched.
-- store_factor: summaries 1 + 0.3·e^(−age/30 days) (newer first); beads in_progress ×1.15,
+- store_factor: summaries 1 + 0.15·e^(−age/60 days) (newer first); beads in_progress ×1.15,
   open ×1.1, closed ×0.9.
 """
 
@@ -33,6 +33,10 @@ DISTINCTIVE_MAX_DF = 5
 SYNONYM_CREDIT = 0.7
 PART_CREDIT = 0.5
 FIELD_BOOST = 1.6
+# A fresh summary gets up to +15 %, fading over about two months: enough to order two
+# summaries of one topic, not enough to lift a weaker match over a stronger one.
+RECENCY_BONUS = 0.15
+RECENCY_DAYS = 60
 
 
 def kind_weight(subkind: str) -> float:
@@ -49,7 +53,7 @@ def rarity(df: int, total: int) -> float:
 def store_factor(store: str, date: datetime | None, status: str | None, now: datetime) -> float:
     if store == "summaries" and date is not None:
         age_days = max(0.0, (now - date).total_seconds() / 86400)
-        return 1.0 + 0.3 * math.exp(-age_days / 30)
+        return 1.0 + RECENCY_BONUS * math.exp(-age_days / RECENCY_DAYS)
     if store == "beads":
         return {"in_progress": 1.15, "open": 1.1, "closed": 0.9}.get(status or "", 1.0)
     return 1.0

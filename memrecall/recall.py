@@ -329,7 +329,7 @@ def _gate(
         entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
         entry["acc"] = float(entry["acc"]) + hit.score
         entry["turns"] = sorted(set(entry.get("turns", [])[-5:]) | {turn})
-        entry["keywords"] = sorted(set(entry.get("keywords", [])) | set(hit.matched))[:20]
+        entry["keywords"] = sorted(set(entry.get("keywords", [])) | set(hit.topics or hit.matched))[:20]
         acc = entry["acc"]
         if hit.distinctive:
             why = f"distinctive {hit.main_keyword or hit.matched[0]}"

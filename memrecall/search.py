@@ -54,6 +54,9 @@ class Hit:
     coverage: float = 0.0
     # Keyword that contributed most: stopword tuning reads it from the recall log.
     main_keyword: str = ""
+    # The prompt's top-level keywords this hit matched: a compound and its own pieces
+    # (型エラー, エラー) are one topic, so they cannot pass the "several keywords" gate alone.
+    topics: list[str] = field(default_factory=list)
     # Set by the recall gate: the session-accumulated score and why it fired.
     acc: float = 0.0
     why: str = ""
@@ -219,8 +222,9 @@ class _Scorer:
 
     def score(
         self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool
-    ) -> tuple[float, float, bool, str]:
+    ) -> tuple[float, float, bool, str, list[str]]:
         doc = cand.doc
+        topics: list[str] = []
         raw = 0.0
         covered = 0.0
         distinctive = False
@@ -237,6 +241,7 @@ class _Scorer:
                     credit = ranking.PART_CREDIT
             if not credit:
                 continue
+            topics.append(top.key)
             value = credit * weight * ranking.rarity(df.get(key, 1), total)
             if with_fields and key in doc.heading_text:
                 value *= ranking.FIELD_BOOST
@@ -252,7 +257,7 @@ class _Scorer:
                 distinctive = True
         coverage = covered / self.total_weight
         factor = ranking.store_factor(doc.store, doc.date, doc.status, self.now) if with_fields else 1.0
-        return raw * (0.5 + coverage) * factor, coverage, distinctive, best_key
+        return raw * (0.5 + coverage) * factor, coverage, distinctive, best_key, topics
 
 
 def _snippet(text: str, keys: set[str]) -> str:
@@ -282,19 +287,28 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
     return [(n, doc.lines.get(n, ""), keys) for n, keys in ordered[:limit]]
 
 
-def _collapse(hits: list[Hit]) -> list[Hit]:
-    """Drop near-duplicates (a resumed session summarised twice); the newer copy stays."""
-    if len(hits) < 2:
-        return hits
+def _near_duplicate(a: Hit, b: Hit) -> bool:
     from rapidfuzz import fuzz
 
+    if a.store != b.store:
+        return False
+    title = fuzz.ratio(a.title, b.title)
+    if a.store == "beads":
+        # The same issue exported by two eras of a tracker, or copied between projects.
+        return a.ref == b.ref and title >= 90 or title >= 97 and fuzz.ratio(a.snippet, b.snippet) >= 90
+    if a.store == "summaries":
+        # A resumed session summarised again: near-identical title, a few days apart.
+        # (Body similarity does not separate Japanese summaries of one project; titles do.)
+        close = a.date is None or b.date is None or abs((a.date - b.date).days) <= 7
+        return close and title >= 80
+    return title >= 90 and fuzz.ratio(a.snippet, b.snippet) >= 80
+
+
+def _collapse(hits: list[Hit]) -> list[Hit]:
+    """Drop near-duplicates; the newer copy stays, at the better of the two ranks."""
     kept: list[Hit] = []
     for hit in hits:
-        text = hit.title + " " + hit.snippet
-        twin = next(
-            (k for k in kept if k.store == hit.store and fuzz.token_set_ratio(text, k.title + " " + k.snippet) >= 88),
-            None,
-        )
+        twin = next((k for k in kept if _near_duplicate(hit, k)), None)
         if twin is None:
             kept.append(hit)
         elif hit.date and twin.date and hit.date > twin.date:
@@ -372,7 +386,7 @@ def search(
                 continue
             if not cand.doc.loaded:
                 cand.doc.loaded = True
-            score, coverage, distinctive, main = scorer.score(cand, df, total, with_fields=True)
+            score, coverage, distinctive, main, topics = scorer.score(cand, df, total, with_fields=True)
             best = _best_lines(cand)
             if not best:
                 continue
@@ -394,6 +408,7 @@ def search(
                     distinctive=distinctive,
                     coverage=coverage,
                     main_keyword=scorer.by_key[main].text if main in scorer.by_key else main,
+                    topics=topics,
                 )
             )
     hits.sort(key=lambda h: h.score, reverse=True)

@@ -68,11 +68,17 @@ def _table(hits: list) -> None:  # type: ignore[type-arg]
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(show_lines=False, header_style="bold")
-    for column in ("store", "title", "date", "score", "matched", "path:line", "snippet"):
-        table.add_column(column, overflow="fold")
+    table = Table(show_lines=False, header_style="bold", expand=False)
+    table.add_column("store", no_wrap=True)
+    table.add_column("title", max_width=32, overflow="fold")
+    table.add_column("date", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("matched", max_width=24, overflow="fold")
+    # Store-relative refs keep the table readable; --json has the absolute path.
+    table.add_column("ref:line", max_width=40, overflow="ellipsis", no_wrap=True)
+    table.add_column("snippet", min_width=20, overflow="fold")
     for hit in hits:
-        where = hit.ref if hit.store == "beads" else f"{hit.path}:{hit.line}"
+        where = hit.ref if hit.store == "beads" else f"{hit.ref}:{hit.line}"
         table.add_row(
             hit.store,
             hit.title + (f" [{hit.status}]" if hit.status else ""),
@@ -80,6 +86,6 @@ def _table(hits: list) -> None:  # type: ignore[type-arg]
             f"{hit.score:.2f}",
             ", ".join(hit.matched),
             where,
-            hit.snippet[:120],
+            hit.snippet[:100],
         )
     Console(soft_wrap=False).print(table)
