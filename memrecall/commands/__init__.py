@@ -10,6 +10,7 @@ import typer
 COMMAND_MODULES: tuple[str, ...] = (
     "search",
     "demo",
+    "summarize",
 )
 
 

@@ -1,0 +1,317 @@
+"""Summarizer backends: one small Protocol and a registry.
+
+- `claude`: `claude -p` with hooks disabled, no tools, no session persistence, a cleaned
+  environment carrying the recursion guard, run from memrecall's own work folder.
+- `command`: any program; the prompt on stdin, the summary on stdout.
+- `extractive`: no LLM at all; the same sections built from the transcript itself.
+
+Built-ins register exactly like a third-party backend would (`register_backend`). Every
+backend call is bounded (timeout) and returns the summary markdown or raises
+`SummarizeError` with a one-line reason; `BackendUnavailable` means no session can succeed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Protocol
+
+from ..config import Settings
+from ..errors import BackendUnavailable, SummarizeError, UsageError
+from ..redact import redact
+from ..resources import template
+from ..transcripts import Session, cut_head
+from .condense import Condensed
+from .postfilter import NONE_LINE, SECTIONS, TITLE_MAX
+
+# The environment of a Claude Code session that would make a child `claude` behave as a
+# nested session (or hand it the parent's session id).
+_NESTED_ENV = ("CLAUDECODE", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT")
+
+PART_NOTE = {
+    "ja": "これは1つのセッションを {n} 分割したうちの {i} 番目です。この部分だけを同じ形式で要約してください。",
+    "en": "This is part {i} of {n} of one session. Summarize just this part, in the same format.",
+}
+MERGE_NOTE = {
+    "ja": "<transcript> は1つのセッションを分割して要約したものです。これらを1つの要約に統合してください。",
+    "en": "The <transcript> holds summaries of consecutive parts of one session. Merge them into one summary.",
+}
+
+
+@dataclass
+class SummaryJob:
+    session: Session
+    condensed: Condensed
+    language: str
+    sent_chars: int = 0  # what actually left the machine (prompts included)
+    calls: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class Summarizer(Protocol):
+    name: str
+
+    def summarize(self, job: SummaryJob) -> str:
+        """Return the summary markdown for `job`, or raise SummarizeError."""
+        ...
+
+
+BackendFactory = Callable[[Settings], Summarizer]
+_REGISTRY: dict[str, BackendFactory] = {}
+
+
+def register_backend(name: str, factory: BackendFactory) -> None:
+    _REGISTRY[name] = factory
+
+
+def backend_names() -> list[str]:
+    return list(_REGISTRY)
+
+
+def get_backend(name: str, settings: Settings) -> Summarizer:
+    factory = _REGISTRY.get(name)
+    if factory is None:
+        raise UsageError(f"unknown summarize backend {name!r}; choose from {', '.join(_REGISTRY)}")
+    return factory(settings)
+
+
+def build_prompt(language: str, transcript: str, part_note: str = "") -> str:
+    text = template(f"summary.{'ja' if language == 'ja' else 'en'}.md")
+    # str.replace, not format(): transcripts are full of braces.
+    return text.replace("{part_note}", part_note + "\n" if part_note else "").replace("{transcript}", transcript)
+
+
+class _LLMBackend:
+    """Shared chunk → merge logic; subclasses implement `complete(prompt)`."""
+
+    name = "llm"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def complete(self, prompt: str) -> str:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _call(self, job: SummaryJob, prompt: str) -> str:
+        job.sent_chars += len(prompt)
+        job.calls += 1
+        out = self.complete(prompt)
+        # The LLM's output is redacted as soon as it exists, before anything keeps it.
+        return redact(out)[0]
+
+    def summarize(self, job: SummaryJob) -> str:
+        chunks = job.condensed.chunks or [job.condensed.text]
+        lang = job.language
+        if len(chunks) == 1:
+            return self._call(job, build_prompt(lang, chunks[0]))
+        parts = []
+        for index, chunk in enumerate(chunks, 1):
+            note = PART_NOTE[lang if lang in PART_NOTE else "en"].format(i=index, n=len(chunks))
+            parts.append(self._call(job, build_prompt(lang, chunk, note)))
+        merged = "\n\n".join(f"--- part {i} ---\n{p}" for i, p in enumerate(parts, 1))
+        return self._call(job, build_prompt(lang, merged, MERGE_NOTE[lang if lang in MERGE_NOTE else "en"]))
+
+
+def child_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The summarizer's environment: the recursion guard on, nested-session markers off."""
+    env = dict(os.environ if base is None else base)
+    for name in _NESTED_ENV:
+        env.pop(name, None)
+    env["MEMRECALL_INTERNAL"] = "1"
+    env["CLAUDE_CODE_SKIP_PROMPT_HISTORY"] = "1"
+    # Japanese Windows defaults to cp932; the prompt and summary are UTF-8.
+    env.setdefault("PYTHONIOENCODING", "utf-8")
+    return env
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _run(argv: list[str], prompt: str, cwd: Path, timeout: int, what: str) -> subprocess.CompletedProcess[bytes]:
+    cwd.mkdir(parents=True, exist_ok=True)
+    try:
+        return subprocess.run(
+            argv, input=prompt.encode("utf-8"), capture_output=True, cwd=str(cwd),
+            env=child_env(), timeout=timeout, check=False,
+        )
+    except FileNotFoundError as exc:
+        raise BackendUnavailable(f"{what} not found ({argv[0]}); install it or change the summarize settings") from exc
+    except PermissionError as exc:
+        raise BackendUnavailable(f"{what} is not executable ({argv[0]})") from exc
+    except subprocess.TimeoutExpired as exc:  # subprocess.run has killed the child already
+        raise SummarizeError(f"{what} timed out after {timeout}s") from exc
+
+
+class ClaudeBackend(_LLMBackend):
+    name = "claude"
+
+    def argv(self) -> list[str]:
+        s = self.settings.summarize
+        return [
+            s.claude_command, "-p", "--model", s.model, "--output-format", "json", "--max-turns", "1",
+            "--tools", "", "--no-session-persistence", "--settings", '{"disableAllHooks": true}',
+        ]
+
+    def complete(self, prompt: str) -> str:
+        proc = _run(self.argv(), prompt, self.settings.work_dir, self.settings.summarize.timeout_seconds, "claude")
+        stdout = proc.stdout.decode("utf-8", errors="replace")
+        result = _parse_result(stdout)
+        if proc.returncode != 0:
+            detail = (result or {}).get("result") or proc.stderr.decode("utf-8", errors="replace") or stdout
+            raise SummarizeError(f"claude exited with {proc.returncode}: {_one_line(redact(str(detail))[0])}")
+        if result is None:
+            raise SummarizeError(f"claude printed no JSON result: {_one_line(redact(stdout)[0]) or '(nothing)'}")
+        if result.get("is_error") or result.get("subtype") not in (None, "success"):
+            detail = result.get("result") or result.get("subtype") or "error"
+            raise SummarizeError(f"claude reported an error: {_one_line(redact(str(detail))[0])}")
+        text = result.get("result")
+        if not isinstance(text, str):
+            raise SummarizeError("claude's JSON has no text result")
+        return text
+
+
+def _parse_result(stdout: str) -> dict | None:  # type: ignore[type-arg]
+    text = stdout.strip()
+    if not text:
+        return None
+    candidates = [text] + [ln for ln in reversed(text.splitlines()) if ln.strip().startswith("{")]
+    for candidate in candidates:
+        try:
+            value = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(value, list):  # stream-style arrays: the result message is last
+            value = next((v for v in reversed(value) if isinstance(v, dict) and v.get("type") == "result"), None)
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+class CommandBackend(_LLMBackend):
+    name = "command"
+
+    def complete(self, prompt: str) -> str:
+        command = self.settings.summarize.command.strip()
+        if not command:
+            raise BackendUnavailable("summarize backend 'command' needs [summarize] command = \"…\" in config.toml")
+        argv = shlex.split(command, posix=os.name != "nt")
+        proc = _run(argv, prompt, self.settings.work_dir, self.settings.summarize.timeout_seconds, "summarize command")
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", errors="replace")
+            raise SummarizeError(f"command exited with {proc.returncode}: {_one_line(redact(err)[0]) or '(no stderr)'}")
+        return proc.stdout.decode("utf-8", errors="replace")
+
+
+# --- extractive ---------------------------------------------------------------------------
+
+_DECISION = re.compile(
+    r"(決定|決め|決ま|確定|方針|にしよう|でいこう|でいく|ことにし|ことにする|のままで|で合意|"
+    r"\bdecid|\bagreed\b|\bsettle|let's go with|\bwe(?:'ll| will) (?:use|keep|go)|\bthe rule\b|\bchose\b)",
+    re.I,
+)
+_ID = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
+_URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
+_KATAKANA = re.compile(r"[ァ-ヴー]{3,}")
+_KANJI = re.compile(r"[\u4e00-\u9fff]{2,6}")
+_WORD = re.compile(r"\b[A-Za-z][A-Za-z0-9_]{3,}\b")
+_STOP = set("""this that with from have will what when where which there their about would could should
+into your just them then than also here been were they like make sure need file files code let
+okay please thanks thank done check look using used want going know think start first time does
+session work read write edit true false none null return import function class self test tests""".split())
+
+
+def _sentences(text: str) -> list[str]:
+    parts = re.split(r"(?<=[。！？!?])\s*|(?<=\.)\s+|\n+", text)
+    return [" ".join(p.split()) for p in parts if p and p.strip()]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else cut_head(text, limit - 1).rstrip() + "…"
+
+
+class ExtractiveBackend:
+    """No LLM: the sections come straight from the transcript (frontmatter says so)."""
+
+    name = "extractive"
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+
+    def summarize(self, job: SummaryJob) -> str:
+        s = job.session
+        lang = "ja" if job.language == "ja" else "en"
+        names = SECTIONS[lang]
+        # Redact before any cutting: a key cut in half no longer looks like a key.
+        humans = [" ".join(redact(e.text)[0].split()) for e in s.human_turns if e.text.strip()]
+        assistants = [redact(e.text)[0] for e in s.assistant_texts]
+        title = redact(s.custom_title or s.ai_title)[0] or (humans[0] if humans else s.session_id[:8])
+        title = _cut(" ".join(title.split()), TITLE_MAX[lang])
+        did = [f"- {_cut(h, 120)}" for h in humans[:5]]
+        if len(humans) > 5:
+            did[-1] = f"- {_cut(humans[-1], 120)}"
+        decisions: list[str] = []
+        for text in humans + assistants:
+            for sentence in _sentences(text):
+                if _DECISION.search(sentence) and len(sentence) >= 8:
+                    line = f"- {_cut(sentence, 160)}"
+                    if line not in decisions:
+                        decisions.append(line)
+        decisions = decisions[-5:]  # later statements settle what earlier ones proposed
+        files = s.files()[:30]
+        urls: list[str] = []
+        for text in humans + assistants + [c.url or "" for c in s.tool_calls]:
+            for url in _URL.findall(text):
+                url = url.rstrip(".,、。")
+                if url not in urls:
+                    urls.append(url)
+        topics = self._topics(s, humans, assistants, files)
+        last = _cut(" ".join(assistants[-1].split()), 160) if assistants else ""
+        overview = _cut(humans[0], 160) if humans else ""
+        body = [f"## {title}", overview + (f" → {last}" if last and last != overview else ""), ""]
+        body += [f"## {names[0]}", *(did or [NONE_LINE]), ""]
+        body += [f"## {names[1]}", *(decisions or [NONE_LINE]), ""]
+        body += [f"## {names[2]}", *([f"- {f}" for f in files] or [NONE_LINE]), ""]
+        body += [f"## {names[3]}", *([f"- {u}" for u in urls[:10]] or [NONE_LINE]), ""]
+        body += [f"## {names[4]}", " ".join(f"[[{t}]]" for t in topics) or NONE_LINE, ""]
+        if topics:
+            body.append(f"keywords: {', '.join(topics)}")
+        text = "\n".join(body) + "\n"
+        # Nothing leaves the machine, but the summary is written to disk: redact it too.
+        return redact(text)[0]
+
+    @staticmethod
+    def _topics(s: Session, humans: list[str], assistants: list[str], files: list[str]) -> list[str]:
+        text = "\n".join(humans + assistants)
+        ordered: list[str] = []
+        for found in _ID.findall(text):
+            if found not in ordered:
+                ordered.append(found)
+        counts: Counter[str] = Counter()
+        for pattern in (_KATAKANA, _KANJI):
+            counts.update(pattern.findall(text))
+        counts.update(w for w in _WORD.findall(text) if w.lower() not in _STOP and not w.isdigit())
+        for path in files:
+            stem = Path(path).stem
+            if len(stem) >= 3:
+                counts[stem] += 2
+        for word, n in counts.most_common(20):
+            if n < 2 and len(ordered) >= 3:
+                break
+            if word not in ordered:
+                ordered.append(word)
+            if len(ordered) >= 8:
+                break
+        return ordered[:8]
+
+
+register_backend("claude", ClaudeBackend)
+register_backend("command", CommandBackend)
+register_backend("extractive", ExtractiveBackend)
