@@ -11,6 +11,11 @@ COMMAND_MODULES: tuple[str, ...] = (
     "search",
     "demo",
     "summarize",
+    "prune",
+    "stopwords",
+    "stats",
+    "init",
+    "doctor",
 )
 
 

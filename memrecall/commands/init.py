@@ -1,0 +1,99 @@
+"""`memrecall init`: install the recall hook into Claude Code, and the daily jobs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    app.command(name="init")(init_command)
+
+
+def init_command(
+    project: Annotated[
+        bool, typer.Option("--project", help="Use ./.claude/settings.json instead of ~/.claude/settings.json.")
+    ] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff; write nothing.")] = False,
+    uninstall: Annotated[
+        bool, typer.Option("--uninstall", help="Remove only what init added (and the schedule with --schedule).")
+    ] = False,
+    schedule: Annotated[
+        bool, typer.Option("--schedule", help="Also install the daily summarize + prune job on this machine.")
+    ] = False,
+    platform: Annotated[
+        Optional[str],
+        typer.Option("--platform", help="Print the schedule for linux, macos or windows (default: this machine)."),
+    ] = None,
+    timeout: Annotated[
+        int, typer.Option("--timeout", min=1, max=600, help="Hook timeout in seconds written to settings.json.")
+    ] = 10,
+) -> None:
+    """Merge the UserPromptSubmit hook into Claude Code's settings.json (backup first).
+
+    Keeps every other setting and hook, is idempotent, and writes the absolute path of
+    this memrecall so the hook works without the venv on PATH. Also prints the daily
+    summarize + prune job for cron / launchd / Task Scheduler (--schedule installs it).
+
+    Example: memrecall init --dry-run
+    """
+    from ..config import load_settings
+    from ..install import (
+        build_schedule, current_platform, hook_command, install_schedule, plan_init, settings_path,
+    )
+    from ._io import err, out, show_settings_warnings, utf8_stdio
+
+    import shutil
+
+    utf8_stdio()
+    settings = load_settings()
+    show_settings_warnings(settings)
+    path = settings_path(project)
+    plan = plan_init(path, hook_command(), timeout=timeout, uninstall=uninstall)
+    claude = shutil.which(settings.summarize.claude_command)
+    sched = build_schedule(platform or current_platform(), settings.home, claude=claude)
+
+    if dry_run:
+        diff = plan.diff()
+        if diff:
+            out(diff)
+            err(f"Dry run: {path} would be {'changed' if plan.old_text is not None else 'created'} as shown; nothing was written.")
+        else:
+            err(f"Dry run: {path} needs no change ({_describe(plan.status)}); nothing was written.")
+        if schedule:
+            err(f"Dry run: with --schedule this would {'remove' if uninstall else 'install'} in {sched.where}:")
+            out(sched.text)
+        return
+
+    from ..install import apply_init
+
+    backup = apply_init(plan)
+    if uninstall:
+        if plan.status == "removed":
+            err(f"Removed the memrecall hook from {path} ({plan.removed} handler{'s' if plan.removed != 1 else ''}).")
+        else:
+            err(f"No memrecall hook in {path}; nothing to remove.")
+    elif plan.status == "unchanged":
+        err(f"The memrecall hook is already installed in {path}; nothing changed.")
+    else:
+        err(
+            f"{'Installed' if plan.status == 'installed' else 'Updated'} the memrecall hook in {path}: "
+            f"UserPromptSubmit → {plan.command} (timeout {timeout} s)."
+        )
+    if backup is not None:
+        err(f"Backup of the previous file: {backup}")
+    if schedule:
+        err(install_schedule(sched, settings.home, remove=uninstall).capitalize() + ".")
+    elif not uninstall:
+        err(f"Daily jobs: add this to {sched.where} (or run memrecall init --schedule):")
+        out(sched.text)
+    if not uninstall and plan.status != "unchanged":
+        err("Claude Code picks the change up by itself; interactive sessions run hooks once the folder is trusted.")
+
+
+def _describe(status: str) -> str:
+    return {
+        "unchanged": "the hook is already installed",
+        "absent": "no memrecall hook to remove",
+    }.get(status, status)

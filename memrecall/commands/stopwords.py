@@ -1,0 +1,156 @@
+"""`memrecall stopwords suggest|add|remove|list`: tune the stopword list from the recall log."""
+
+from __future__ import annotations
+
+from typing import Annotated, Optional
+
+import typer
+
+stopwords_app = typer.Typer(
+    name="stopwords",
+    help="Tune the stopword list from what the recall log shows.\n\nExample: memrecall stopwords suggest",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(stopwords_app, name="stopwords")
+
+
+@stopwords_app.command(name="suggest")
+def suggest_command(
+    since: Annotated[
+        Optional[str], typer.Option("--since", help="Only log entries newer than this: 30d, 2w, 3m or a date.")
+    ] = None,
+    min_count: Annotated[
+        int, typer.Option("--min-count", min=1, help="Only keywords extracted from at least this many prompts.")
+    ] = 3,
+    min_share: Annotated[
+        float,
+        typer.Option("--min-share", min=0.0, max=1.0, help="Only keywords found in at least this share of documents."),
+    ] = 0.1,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many candidates.")] = 20,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Keywords that are extracted often and match a large share of the stores, with the evidence.
+
+    Columns: prompts it was extracted from, average document frequency, share of all
+    documents it matches, injected memories it matched / carried (main) / was the only
+    reason for, and prompts it appeared in that injected nothing.
+
+    Example: memrecall stopwords suggest --since 30d
+    """
+    from ..config import load_settings
+    from ..prune import parse_since
+    from ..stopwords import suggest
+    from ._io import err, print_json, show_settings_warnings, utf8_stdio
+
+    utf8_stdio()
+    settings = load_settings()
+    show_settings_warnings(settings)
+    cutoff = parse_since(since, settings.now) if since else None
+    report = suggest(settings, cutoff, min_count=min_count, min_share=min_share, limit=limit)
+    if as_json:
+        print_json(
+            {
+                "prompts": report.prompts,
+                "prompts_with_keywords": report.with_keywords,
+                "keywords_seen": report.considered,
+                "suggestions": [s.as_json() for s in report.suggestions],
+            }
+        )
+        return
+    if report.prompts == 0:
+        err(f"No recall log entries{' since ' + since if since else ''} in {settings.logs_dir}.")
+        return
+    if not report.suggestions:
+        err(
+            f"No candidates among {report.considered} keywords from {report.prompts} prompts "
+            f"(min count {min_count}, min share {min_share:.0%})."
+        )
+        return
+    from rich.table import Table
+
+    from ._io import console
+
+    table = Table(header_style="bold")
+    for column in ("keyword", "prompts", "avg df", "doc share", "injected", "main", "only", "quiet"):
+        table.add_column(column, justify="left" if column == "keyword" else "right", overflow="fold")
+    for s in report.suggestions:
+        table.add_row(
+            s.keyword, str(s.extracted), f"{s.avg_df:.1f}", f"{s.doc_share:.0%}",
+            str(s.injections), str(s.main), str(s.only), str(s.quiet),
+        )
+    console().print(table)
+    err(
+        f"{len(report.suggestions)} candidates from {report.prompts} prompts. "
+        f"Add the ones that bring nothing: memrecall stopwords add WORD…"
+    )
+
+
+@stopwords_app.command(name="add")
+def add_command(
+    words: Annotated[list[str], typer.Argument(help="Words to add.")],
+) -> None:
+    """Append words to $MEMRECALL_HOME/stopwords.txt under a dated comment.
+
+    Example: memrecall stopwords add 実装 修正
+    """
+    from ..config import load_settings
+    from ..stopwords import add_words
+    from ._io import err, utf8_stdio
+
+    utf8_stdio()
+    settings = load_settings()
+    result = add_words(settings, words, settings.now)
+    for word, where in result.already.items():
+        err(f"Already a stopword ({where}): {word}")
+    if result.added:
+        err(f"Added {len(result.added)} stopwords to {result.path}: {', '.join(result.added)}")
+
+
+@stopwords_app.command(name="remove")
+def remove_command(
+    words: Annotated[list[str], typer.Argument(help="Words to remove from your own list.")],
+) -> None:
+    """Remove words from $MEMRECALL_HOME/stopwords.txt (shipped words stay).
+
+    Example: memrecall stopwords remove 実装
+    """
+    from ..config import load_settings
+    from ..stopwords import remove_words
+    from ._io import err, utf8_stdio
+
+    utf8_stdio()
+    path, removed = remove_words(load_settings(), words)
+    err(f"Removed {len(removed)} stopwords from {path}: {', '.join(removed)}")
+
+
+@stopwords_app.command(name="list")
+def list_command(
+    source: Annotated[
+        Optional[str], typer.Option("--source", help="Only shipped or only user words.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
+) -> None:
+    """Print the effective stopword list, one word a line, each marked shipped or user.
+
+    Example: memrecall stopwords list --source user
+    """
+    from ..config import load_settings
+    from ..errors import UsageError
+    from ..stopwords import effective_list
+    from ._io import out, print_json, utf8_stdio
+
+    utf8_stdio()
+    if source not in (None, "shipped", "user"):
+        raise UsageError(f"unknown --source {source!r}; choose shipped or user")
+    entries = effective_list(load_settings())
+    if source:
+        entries = [e for e in entries if source in e.source.split("+")]
+    if as_json:
+        print_json([{"word": e.word, "source": e.source} for e in entries])
+        return
+    out("".join(f"{e.word}\t{e.source}\n" for e in entries))

@@ -1,0 +1,372 @@
+"""`memrecall doctor`: one list of checks, each ok / warn / fail with a fix.
+
+Every check catches its own problems: one broken piece must never hide the others, and a
+doctor that crashes is no help. Tokenizer start-up is measured in a fresh interpreter
+because that is what the hook pays on every prompt (an import already cached in this
+process would read as free).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from .config import Settings
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+TRANSCRIPT_CLEANUP_DAYS = 30
+BACKLOG_WARN_DAYS = 14
+BACKLOG_FAIL_DAYS = 25
+SIZE_WARN_BYTES = 200 * 1024 * 1024
+SLOW_START_MS = 500.0
+HOOK_PROBE = json.dumps({"session_id": "memrecall-doctor", "prompt": "ok", "hook_event_name": "UserPromptSubmit"})
+
+
+@dataclass
+class Check:
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
+    ms: float = 0.0
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ms"] = round(self.ms, 1)
+        return data
+
+
+def _timed(func: Callable[[], list[Check]], name: str) -> list[Check]:
+    started = time.perf_counter()
+    try:
+        checks = func()
+    except Exception as exc:  # a doctor must report, not crash
+        checks = [Check(name, FAIL, f"check crashed: {exc.__class__.__name__}: {exc}"[:300])]
+    elapsed = (time.perf_counter() - started) * 1000
+    for check in checks:
+        if not check.ms:
+            check.ms = elapsed / max(1, len(checks))
+    return checks
+
+
+def _run(argv: list[str] | str, timeout: float = 15, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        argv, capture_output=True, text=True, encoding="utf-8", errors="replace",
+        timeout=timeout, check=False, **kwargs,
+    )
+
+
+# --- the checks -------------------------------------------------------------------------
+
+def check_config(settings: Settings) -> list[Check]:
+    where = settings.config_path
+    present = bool(where and where.is_file())
+    if settings.warnings:
+        return [Check("config", WARN, "; ".join(settings.warnings)[:400], f"fix {where}")]
+    return [Check("config", OK, f"{where} ({'read' if present else 'not present, defaults'}); home {settings.home}")]
+
+
+def check_rg() -> list[Check]:
+    from .grep import find_rg
+
+    rg = find_rg()
+    if rg is None:
+        return [Check("ripgrep", WARN, "rg not found: recall falls back to a 2–8× slower Python scan",
+                      "install the ripgrep package into memrecall's environment (pip install 'ripgrep<15') or rg itself")]
+    done = _run([rg, "--version"], timeout=10)
+    version = (done.stdout.splitlines() or ["?"])[0]
+    if done.returncode != 0:
+        return [Check("ripgrep", FAIL, f"{rg} does not run (exit {done.returncode})", "reinstall ripgrep")]
+    return [Check("ripgrep", OK, f"{version} ({rg})")]
+
+
+_TOKENIZER_PROBE = """
+import json, sys, time
+started = time.perf_counter()
+from memrecall.tokenizers import BACKENDS
+try:
+    analyzer = BACKENDS[sys.argv[1]]()
+    analyzer.analyze("決済APIのタイムアウトを調べる")
+except Exception as exc:
+    print(json.dumps({"error": str(exc)[:300]}))
+else:
+    print(json.dumps({"ms": (time.perf_counter() - started) * 1000}))
+"""
+
+
+def check_tokenizers(settings: Settings) -> list[Check]:
+    from .tokenizers import AUTO_ORDER
+
+    configured = settings.tokenizer
+    checks: list[Check] = []
+    chosen_for_auto = None
+    for name in AUTO_ORDER:
+        label = f"tokenizer {name}"
+        started = time.perf_counter()
+        try:
+            done = _run([sys.executable, "-c", _TOKENIZER_PROBE, name], timeout=60)
+            result = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {
+                "error": (done.stderr.strip().splitlines() or ["no output"])[-1]
+            }
+        except (subprocess.TimeoutExpired, ValueError, OSError) as exc:
+            result = {"error": f"{exc.__class__.__name__}: {exc}"}
+        wall = (time.perf_counter() - started) * 1000
+        wanted = configured == name
+        if "error" in result:
+            status = FAIL if wanted else WARN
+            checks.append(Check(label, status, f"unavailable: {result['error']}",
+                                f"pip install the {name} extras, or set tokenizer to another backend", wall))
+            continue
+        if chosen_for_auto is None:
+            chosen_for_auto = name
+        ms = float(result["ms"])
+        role = " (configured)" if wanted else (" (auto picks this)" if configured == "auto" and chosen_for_auto == name else "")
+        status = WARN if ms > SLOW_START_MS and (wanted or role) else OK
+        fix = "the hook pays this on every prompt; a warm page cache or another backend is faster" if status == WARN else ""
+        checks.append(Check(label, status, f"import + first prompt {ms:.0f} ms{role}", fix, wall))
+    if configured.startswith("command:"):
+        program = configured[len("command:"):].strip().split()[:1]
+        found = bool(program) and (shutil.which(program[0]) or Path(program[0]).is_file())
+        checks.append(Check("tokenizer command", OK if found else FAIL,
+                            f"{configured}" + ("" if found else ": program not found"),
+                            "" if found else "fix the tokenizer setting"))
+    return checks
+
+
+def _count_md(root: Path) -> int:
+    total = 0
+    for _, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        total += sum(1 for f in files if f.endswith(".md") and not f.startswith("."))
+    return total
+
+
+def check_stores(settings: Settings) -> list[Check]:
+    from .prune import iter_summary_files, summary_info
+    from .stores.beads import BeadsStore
+
+    checks: list[Check] = []
+    for root in settings.obsidian:
+        started = time.perf_counter()
+        if not root.is_dir():
+            checks.append(Check("store obsidian", FAIL, f"{root} is not a folder", "fix MEMRECALL_OBSIDIAN / obsidian in config.toml"))
+            continue
+        count = _count_md(root)
+        status = OK if count else WARN
+        checks.append(Check("store obsidian", status, f"{root}: {count} notes", "" if count else "the vault has no .md notes",
+                            (time.perf_counter() - started) * 1000))
+    for location in settings.beads:
+        started = time.perf_counter()
+        store = BeadsStore([location])
+        if not store.files:
+            checks.append(Check("store beads", FAIL, f"no issues.jsonl found at {location}",
+                                "point MEMRECALL_BEADS at a project root, its .beads/ folder or the .jsonl file"))
+            continue
+        names = ", ".join(str(p) for p in store.files)
+        checks.append(Check("store beads", OK, f"{names}: {store.doc_count()} lines",
+                            ms=(time.perf_counter() - started) * 1000))
+    if not settings.obsidian and not settings.beads:
+        checks.append(Check("stores", WARN, "no vault and no beads file configured: only summaries are searched",
+                            "set MEMRECALL_OBSIDIAN / MEMRECALL_BEADS (or obsidian / beads in config.toml)"))
+    started = time.perf_counter()
+    root = settings.summaries
+    if not root.is_dir():
+        checks.append(Check("store summaries", WARN, f"{root} does not exist yet", "run memrecall summarize"))
+    else:
+        cutoff = settings.now.timestamp() - settings.retention_days * 86400
+        infos = [i for i in (summary_info(p, root) for p in iter_summary_files(root)) if i is not None]
+        fresh = sum(1 for i in infos if i.date.timestamp() >= cutoff)
+        status = OK if infos else WARN
+        checks.append(Check(
+            "store summaries", status,
+            f"{root}: {len(infos)} summaries, {fresh} within {settings.retention_days} days",
+            "" if infos else "run memrecall summarize", (time.perf_counter() - started) * 1000,
+        ))
+    return checks
+
+
+def _settings_files() -> list[tuple[str, Path]]:
+    from .install import claude_dir
+
+    cwd = Path.cwd()
+    return [
+        ("user", claude_dir() / "settings.json"),
+        ("project", cwd / ".claude" / "settings.json"),
+        ("local", cwd / ".claude" / "settings.local.json"),
+    ]
+
+
+def _program_exists(program: str) -> bool:
+    path = Path(program).expanduser()
+    if path.is_absolute() or os.sep in program or "/" in program:
+        return path.is_file() and os.access(path, os.X_OK)
+    return shutil.which(program) is not None
+
+
+def check_hook() -> list[Check]:
+    from .install import command_program, our_handlers, read_settings_file
+    from .errors import MemrecallError
+
+    checks: list[Check] = []
+    found_any = False
+    for scope, path in _settings_files():
+        try:
+            text, data = read_settings_file(path)
+        except MemrecallError as exc:
+            checks.append(Check(f"hook ({scope})", FAIL, str(exc), "fix the JSON; Claude Code ignores a broken file"))
+            continue
+        if text is None:
+            continue
+        enabled = data.get("enabledPlugins")
+        if isinstance(enabled, dict) and any(str(k).split("@")[0] == "memrecall" and v for k, v in enabled.items()):
+            found_any = True
+            checks.append(Check(f"hook ({scope})", OK, f"memrecall plugin enabled in {path}"))
+        for handler in our_handlers(data):
+            found_any = True
+            command = str(handler.get("command"))
+            program = command_program(command) or ""
+            timeout = handler.get("timeout")
+            if not _program_exists(program):
+                checks.append(Check(f"hook ({scope})", FAIL, f"{path}: {command!r} points at a missing program",
+                                    "run memrecall init again (it rewrites the path)"))
+                continue
+            started = time.perf_counter()
+            try:
+                # MEMRECALL_INTERNAL makes the hook exit at once: this measures start-up
+                # without writing a recall log entry or touching session state.
+                done = _run(command, timeout=30, shell=True, input=HOOK_PROBE,
+                            env={**os.environ, "MEMRECALL_INTERNAL": "1"})
+                code, stdout = done.returncode, done.stdout
+            except subprocess.TimeoutExpired:
+                code, stdout = -1, ""
+            ms = (time.perf_counter() - started) * 1000
+            if code != 0 or stdout.strip():
+                checks.append(Check(f"hook ({scope})", FAIL, f"{command!r} exited {code} (stdout {len(stdout)} chars)",
+                                    "run the command by hand to see the error; memrecall init rewrites it", ms))
+                continue
+            if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
+                checks.append(Check(f"hook ({scope})", WARN, f"{path}: no timeout (Claude Code waits up to 30 s)",
+                                    "memrecall init sets timeout: 10", ms))
+                continue
+            checks.append(Check(f"hook ({scope})", OK, f"{path}: {command} (timeout {timeout} s), starts in {ms:.0f} ms",
+                                ms=ms))
+    if not found_any:
+        checks.append(Check("hook", FAIL, "the memrecall hook is not in any Claude Code settings file",
+                            "run memrecall init (or install the memrecall plugin)"))
+    return checks
+
+
+def check_claude(settings: Settings) -> list[Check]:
+    needed = settings.summarize.backend == "claude"
+    program = settings.summarize.claude_command
+    found = shutil.which(program)
+    if not found:
+        status = FAIL if needed else OK
+        detail = f"{program!r} not on PATH" + ("" if needed else f" (not needed: summarize backend is {settings.summarize.backend})")
+        return [Check("claude CLI", status, detail, "install Claude Code or set summarize.claude_command" if needed else "")]
+    try:
+        done = _run([found, "--version"], timeout=20, env={**os.environ, "MEMRECALL_INTERNAL": "1"})
+        version = (done.stdout.strip().splitlines() or ["version unknown"])[0]
+    except (subprocess.TimeoutExpired, OSError) as exc:
+        return [Check("claude CLI", WARN, f"{found} --version failed: {exc.__class__.__name__}", "check the install")]
+    return [Check("claude CLI", OK, f"{version} ({found})")]
+
+
+def _age_days(text: Any, now: datetime) -> float | None:
+    from .stores.base import parse_date
+
+    moment = parse_date(text) if text else None
+    return None if moment is None else (now - moment).total_seconds() / 86400
+
+
+def check_summarize(settings: Settings) -> list[Check]:
+    from .stats import read_run_record
+
+    record = read_run_record(settings)
+    if record is None:
+        return [Check("summarize", WARN, "never run",
+                      "run memrecall summarize, and schedule it daily: memrecall init --schedule")]
+    checks: list[Check] = []
+    finished = record.get("finished")
+    age = _age_days(finished, settings.now)
+    failed = record.get("failed") if isinstance(record.get("failed"), list) else []
+    detail = (
+        f"last run {finished or 'unfinished'}: {record.get('summarized', 0)} summarized, "
+        f"{sum(v for v in (record.get('skipped') or {}).values() if isinstance(v, int))} skipped, {len(failed)} failed"
+    )
+    if finished is None or age is None:
+        checks.append(Check("summarize", WARN, detail + " (the last run did not finish)", "run memrecall summarize"))
+    elif age > 3:
+        checks.append(Check("summarize", WARN, detail + f" ({age:.0f} days ago)", "schedule it: memrecall init --schedule"))
+    elif failed:
+        checks.append(Check("summarize", WARN, detail, "memrecall summarize --dry-run shows why; see stats"))
+    else:
+        checks.append(Check("summarize", OK, detail))
+    pending = record.get("pending")
+    oldest = _age_days(record.get("oldest_unsummarized"), settings.now)
+    if oldest is None:
+        checks.append(Check("backlog", OK, f"nothing waiting (pending {pending or 0})"))
+    else:
+        left = TRANSCRIPT_CLEANUP_DAYS - oldest
+        detail = f"{pending} sessions pending; oldest {oldest:.0f} days old, Claude Code deletes it in ~{max(0, left):.0f} days"
+        if oldest >= BACKLOG_FAIL_DAYS:
+            checks.append(Check("backlog", FAIL, detail, "run memrecall summarize now (raise --limit); transcripts go after 30 days"))
+        elif oldest >= BACKLOG_WARN_DAYS:
+            checks.append(Check("backlog", WARN, detail, "run memrecall summarize more often or with a higher --limit"))
+        else:
+            checks.append(Check("backlog", OK, detail))
+    return checks
+
+
+def _size(path: Path) -> int:
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(folder, name)).st_size
+            except OSError:
+                continue
+    return total
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"  # pragma: no cover
+
+
+def check_sizes(settings: Settings) -> list[Check]:
+    logs, state = _size(settings.logs_dir), _size(settings.state_dir)
+    summaries = _size(settings.summaries) if settings.summaries.is_dir() else 0
+    detail = f"logs {_human(logs)}, state {_human(state)}, summaries {_human(summaries)}"
+    if logs + state > SIZE_WARN_BYTES:
+        return [Check("disk use", WARN, detail, "memrecall prune trims old recall logs and session state")]
+    return [Check("disk use", OK, detail)]
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    checks: list[Check] = []
+    checks += _timed(lambda: check_config(settings), "config")
+    checks += _timed(check_rg, "ripgrep")
+    checks += _timed(lambda: check_tokenizers(settings), "tokenizers")
+    checks += _timed(lambda: check_stores(settings), "stores")
+    checks += _timed(check_hook, "hook")
+    checks += _timed(lambda: check_claude(settings), "claude CLI")
+    checks += _timed(lambda: check_summarize(settings), "summarize")
+    checks += _timed(lambda: check_sizes(settings), "disk use")
+    return checks
+
+
+def failed(checks: list[Check]) -> bool:
+    return any(c.status == FAIL for c in checks)
