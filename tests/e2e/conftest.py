@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from .support import FakeAnthropic, Workspace, claude_binary, install_hook, make_workspace
+from .support import FakeAnthropic, Workspace, claude_binary, install_hook, make_workspace, processes_in
 
 HERE = Path(__file__).resolve().parent
 
@@ -41,22 +41,6 @@ def tmux() -> str:
         pytest.skip("tmux is not installed (scripts/e2e-install installs it with apt-get); "
                     "interactive Claude Code sessions are driven through tmux")
     return exe
-
-
-def processes_in(root: Path) -> list[tuple[int, str]]:
-    """Processes (other than us) whose working folder is inside `root`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cwd = Path(os.readlink(entry / "cwd"))
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
-        if cwd == root or root in cwd.parents:
-            found.append((int(entry.name), cmd[:200]))
-    return found
 
 
 @pytest.fixture

@@ -403,6 +403,21 @@ def turns_done(path: Path | None) -> int:
     return sum(1 for d in records(path) if d.get("type") == "system" and d.get("subtype") == "turn_duration")
 
 
+def _turns_after(path: Path | None, prompt: str) -> int:
+    """How many turn ends are recorded after the (last) typed user record holding `prompt`."""
+    if not path or not path.exists():
+        return 0
+    recs = records(path)
+    start = None
+    for i, d in enumerate(recs):
+        if d.get("type") == "user" and isinstance((d.get("message") or {}).get("content"), str) \
+                and prompt in d["message"]["content"]:
+            start = i
+    if start is None:
+        return 0
+    return sum(1 for d in recs[start:] if d.get("type") == "system" and d.get("subtype") == "turn_duration")
+
+
 def recall_log(memrecall_home: Path) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for p in sorted((memrecall_home / "logs").glob("recall-*.jsonl")):
@@ -512,11 +527,16 @@ class Interactive:
         time.sleep(0.3)
         self.tmux("send-keys", "-t", self.name, "Enter")
 
-    def prompt(self, text: str) -> None:
-        """Type one prompt and wait until Claude Code records the end of that turn."""
+    def prompt(self, text: str, turns: int = 1) -> None:
+        """Type one prompt; wait until Claude Code records `turns` turn ends after it.
+
+        `turns=2` for a prompt that starts a background agent: its completion notification is
+        a turn of its own, and the next prompt must not be typed into it.
+        """
         self.send(text)
         self.prompts += 1
-        self._wait(lambda: turns_done(self.transcript()) >= self.prompts, f"turn {self.prompts} to finish")
+        self._wait(lambda: _turns_after(self.transcript(), text) >= turns,
+                   f"turn {self.prompts} ({text!r}) to finish")
 
     def exit(self) -> Path:
         self.send("/exit")
@@ -537,6 +557,22 @@ def iter_strings(x: Any) -> Iterator[str]:
     elif isinstance(x, dict):
         for v in x.values():
             yield from iter_strings(v)
+
+
+def processes_in(root: Path) -> list[tuple[int, str]]:
+    """Processes (other than us) whose working folder is inside `root`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = Path(os.readlink(entry / "cwd"))
+            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+        except OSError:
+            continue
+        if cwd == root or root in cwd.parents:
+            found.append((int(entry.name), cmd[:200]))
+    return found
 
 
 # --- small stores -----------------------------------------------------------------------------
