@@ -64,6 +64,10 @@ PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
         """), 1),
 ]
 
+# ASCII word boundaries: in Python `\b` treats kana and kanji as word characters, so a key
+# written right after Japanese text (`値はsk-ant-…です`) would otherwise never match.
+PATTERNS = [(kind, re.compile(p.pattern, (p.flags & ~re.UNICODE) | re.ASCII), g) for kind, p, g in PATTERNS]
+
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=\-]{32,}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
 
@@ -202,7 +206,7 @@ def _looks_like_secret_value(value: str) -> bool:
         return False
     if value.isdigit() and len(value) < 16:
         return False  # `max_tokens: 4096`, `input_tokens: 123456`
-    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*\(\)?", value) and not re.search(r"\d", value):
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*(?:\(\))?", value) and not re.search(r"\d", value):
         return False  # a variable or attribute name in code: `token = request.token`
     return True
 

@@ -77,9 +77,14 @@ def summarize_command(
         _table(report)
     _summary(report)
     if report.failed:
+        from ..summarize.pipeline import SessionsFailed, run_record_path
+
         for item in report.failed:
             typer.echo(f"failed {item['session']}: {item['reason']}", err=True)
-        raise typer.Exit(1)
+        # An error, not typer.Exit: the scheduled task must see the non-zero status, and
+        # MemrecallError is what the CLI maps to exit codes in one place.
+        n = len(report.failed)
+        raise SessionsFailed(f"{n} session{'s' if n != 1 else ''} failed (run record: {run_record_path(settings)})")
 
 
 def _with_progress(console, settings, options) -> "RunReport":  # type: ignore[no-untyped-def]

@@ -48,6 +48,10 @@ class SummarizeBusy(MemrecallError):
     """Another summarize run holds the lock."""
 
 
+class SessionsFailed(MemrecallError):
+    """At least one session failed in this run (the CLI exits 1)."""
+
+
 @dataclass
 class SummarizeOptions:
     dry_run: bool = False
@@ -456,4 +460,5 @@ def parse_since(value: str, now: datetime) -> datetime:
 __all__ = [
     "SummarizeOptions", "SessionRow", "RunReport", "Ledger", "run_summarize", "parse_since",
     "recalled_refs", "estimate_sent", "run_record_path", "ledger_path", "SummarizeBusy",
+    "SessionsFailed",
 ]
