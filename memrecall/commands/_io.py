@@ -25,6 +25,18 @@ def utf8_stdio() -> None:
         pass
 
 
+def utf8_arg(value: str) -> str:
+    """Undo a non-UTF-8 locale's decoding of argv (`LANG=C` without UTF-8 mode leaves
+    lone surrogates, which cannot be written to a UTF-8 file)."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in value):
+        return value
+    try:
+        raw = value.encode(sys.getfilesystemencoding(), "surrogateescape")
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "replace").decode("utf-8")
+    return raw.decode("utf-8", "replace")
+
+
 def err(message: str) -> None:
     sys.stderr.write(message.rstrip("\n") + "\n")
     sys.stderr.flush()

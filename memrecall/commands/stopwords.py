@@ -100,11 +100,11 @@ def add_command(
     """
     from ..config import load_settings
     from ..stopwords import add_words
-    from ._io import err, utf8_stdio
+    from ._io import err, utf8_arg, utf8_stdio
 
     utf8_stdio()
     settings = load_settings()
-    result = add_words(settings, words, settings.now)
+    result = add_words(settings, [utf8_arg(w) for w in words], settings.now)
     for word, where in result.already.items():
         err(f"Already a stopword ({where}): {word}")
     if result.added:
@@ -121,10 +121,10 @@ def remove_command(
     """
     from ..config import load_settings
     from ..stopwords import remove_words
-    from ._io import err, utf8_stdio
+    from ._io import err, utf8_arg, utf8_stdio
 
     utf8_stdio()
-    path, removed = remove_words(load_settings(), words)
+    path, removed = remove_words(load_settings(), [utf8_arg(w) for w in words])
     err(f"Removed {len(removed)} stopwords from {path}: {', '.join(removed)}")
 
 
