@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -129,6 +128,8 @@ def _read_config_file(path: Path, warnings: list[str]) -> dict[str, Any]:
     except OSError as exc:
         warnings.append(f"cannot read config {path}: {exc.strerror or exc}; using defaults")
         return {}
+    import tomllib  # only when a config file exists: ~5 ms the hook usually saves
+
     try:
         return tomllib.loads(raw.decode("utf-8", errors="replace"))
     except tomllib.TOMLDecodeError as exc:

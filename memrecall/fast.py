@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise SystemExit(_fail(message, 2))
 
 
 def _fail(message: str, code: int) -> int:
@@ -55,6 +49,12 @@ def recall_main() -> int:
 
 def run(command: str, args: list[str]) -> int:
     if command == "tokenize":
+        import argparse  # not for the hook: it takes no arguments and ~2 ms is ~2 ms
+
+        class _Parser(argparse.ArgumentParser):
+            def error(self, message: str) -> None:  # type: ignore[override]
+                raise SystemExit(_fail(message, 2))
+
         parser = _Parser(prog="memrecall tokenize", add_help=False)
         parser.add_argument("--backend", "-b", default=None)
         parser.add_argument("--json", action="store_true", dest="as_json")

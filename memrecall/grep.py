@@ -58,7 +58,12 @@ class _Running:
         self.job = job
 
 
-def _rg_argv(rg: str, job: GrepJob) -> list[str]:
+# Up to this many patterns go on the command line, so every store's rg starts at once; more
+# go through a temporary `--file` (still one read by every process, no stdin hand-off).
+MAX_ARGV_PATTERNS = 64
+
+
+def _rg_argv(rg: str, job: GrepJob, pattern_args: list[str]) -> list[str]:
     argv = [
         rg, "--no-config", "--fixed-strings", "--ignore-case", "--line-number",
         "--with-filename", "--no-heading", "--null", "--color", "never",
@@ -69,25 +74,25 @@ def _rg_argv(rg: str, job: GrepJob) -> list[str]:
         argv += ["--max-columns", str(job.max_columns), "--max-columns-preview"]
     for glob in job.globs:
         argv += ["--glob", glob]
-    argv += ["--file", "-", "--"]
+    argv += pattern_args
+    argv += ["--"]
     argv += [str(root) for root in job.roots]
     return argv
 
 
 def _parse(output: bytes, result: GrepResult) -> None:
+    paths: dict[bytes, list[tuple[int, str]]] = {}
     for raw in output.split(b"\n"):
-        if not raw:
-            continue
         path_bytes, sep, rest = raw.partition(b"\0")
         if not sep:
             continue
         number, colon, text = rest.partition(b":")
         if not colon or not number.isdigit():
             continue
-        path = Path(os.fsdecode(path_bytes))
-        result.lines.setdefault(path, []).append(
-            (int(number), text.decode("utf-8", errors="replace").rstrip("\r"))
-        )
+        found = paths.get(path_bytes)
+        if found is None:
+            found = paths[path_bytes] = result.lines.setdefault(Path(os.fsdecode(path_bytes)), [])
+        found.append((int(number), text.decode("utf-8", errors="replace").rstrip("\r")))
 
 
 def grep(
@@ -97,7 +102,26 @@ def grep(
     rg = find_rg()
     if rg is None:
         return [python_scan(job, patterns, deadline) for job in jobs]
-    pattern_bytes = ("\n".join(patterns) + "\n").encode("utf-8")
+    pattern_file = None
+    if len(patterns) <= MAX_ARGV_PATTERNS:
+        pattern_args = [arg for p in patterns for arg in ("-e", p)]
+    else:
+        import tempfile
+
+        handle, pattern_file = tempfile.mkstemp(prefix="memrecall-patterns-", suffix=".txt")
+        with os.fdopen(handle, "wb") as out:
+            out.write(("\n".join(patterns) + "\n").encode("utf-8"))
+        pattern_args = ["--file", pattern_file]
+    try:
+        return _grep_all(rg, jobs, patterns, pattern_args, deadline)
+    finally:
+        if pattern_file:
+            os.unlink(pattern_file)
+
+
+def _grep_all(
+    rg: str, jobs: list[GrepJob], patterns: list[str], pattern_args: list[str], deadline: float | None
+) -> list[GrepResult]:
     running: list[_Running | GrepResult] = []
     for job in jobs:
         roots = [root for root in job.roots if root.exists()]
@@ -107,8 +131,8 @@ def grep(
         job = GrepJob(roots, job.globs, job.max_columns)
         try:
             process = subprocess.Popen(
-                _rg_argv(rg, job),
-                stdin=subprocess.PIPE,
+                _rg_argv(rg, job, pattern_args),
+                stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )
@@ -121,15 +145,15 @@ def grep(
         if isinstance(item, GrepResult):
             results.append(item)
             continue
-        results.append(_collect(item, pattern_bytes, deadline))
+        results.append(_collect(item, deadline))
     return results
 
 
-def _collect(item: _Running, pattern_bytes: bytes, deadline: float | None) -> GrepResult:
+def _collect(item: _Running, deadline: float | None) -> GrepResult:
     result = GrepResult()
     timeout = None if deadline is None else max(0.01, deadline - time.monotonic())
     try:
-        out, err = item.process.communicate(pattern_bytes, timeout=timeout)
+        out, err = item.process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         item.process.kill()
         item.process.communicate()

@@ -63,7 +63,13 @@ class Keyword:
 
     @property
     def key(self) -> str:
-        return self.text.casefold()
+        # Ranking asks for this thousands of times per prompt; compute it once.
+        try:
+            return self.__dict__["_key"]
+        except KeyError:
+            value = self.text.casefold()
+            object.__setattr__(self, "_key", value)
+            return value
 
     def as_dict(self) -> dict[str, str]:
         return {"text": self.text, "kind": self.kind, "subkind": self.subkind, "backend": self.backend}

@@ -14,7 +14,6 @@ stdin/stdout and the fail-open guard. The gate, in words (README "When recall fi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -144,6 +143,8 @@ def select_keywords(keywords: list[Keyword], limit: int) -> tuple[list[Keyword],
 def _state_file(settings: Settings, session_id: str) -> Path:
     safe = re.sub(r"[^A-Za-z0-9_.-]", "", session_id)[:80]
     if not safe or safe != session_id:
+        import hashlib  # Claude Code's ids are UUIDs, already safe: hashing is the rare case
+
         safe = (safe[:40] + "-" if safe else "") + hashlib.sha256(session_id.encode()).hexdigest()[:16]
     return settings.state_dir / "sessions" / f"{safe}.json"
 

@@ -218,6 +218,9 @@ class _Scorer:
                 if owner is not None:
                     self.parent[keyword.key] = owner.key
         self.tops = [k for k in keywords if k.key not in self.parent]
+        self.children: dict[str, list[str]] = {}
+        for piece, owner in self.parent.items():
+            self.children.setdefault(owner, []).append(piece)
         self.total_weight = sum(ranking.kind_weight(k.subkind) for k in self.tops) or 1.0
 
     def score(
@@ -235,7 +238,7 @@ class _Scorer:
             if top.key in cand.via:
                 credit = 1.0 if cand.via[top.key] == "direct" else ranking.SYNONYM_CREDIT
             else:
-                pieces = [p for p, owner in self.parent.items() if owner == top.key and p in cand.via]
+                pieces = [p for p in self.children.get(top.key, ()) if p in cand.via]
                 if pieces:
                     key = max(pieces, key=lambda p: ranking.rarity(df.get(p, 1), total))
                     credit = ranking.PART_CREDIT
@@ -287,21 +290,31 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
     return [(n, doc.lines.get(n, ""), keys) for n, keys in ordered[:limit]]
 
 
-def _near_duplicate(a: Hit, b: Hit) -> bool:
+def _ratio_at_least(a: str, b: str, threshold: float) -> bool:
+    """rapidfuzz's ratio, with its length bound checked first: most pairs of hits can never
+    reach the threshold, and then the hook need not import rapidfuzz (~10 ms) at all."""
+    longest = len(a) + len(b)
+    if not longest or 200 * min(len(a), len(b)) / longest < threshold:
+        return False
     from rapidfuzz import fuzz
 
+    return fuzz.ratio(a, b) >= threshold
+
+
+def _near_duplicate(a: Hit, b: Hit) -> bool:
     if a.store != b.store:
         return False
-    title = fuzz.ratio(a.title, b.title)
     if a.store == "beads":
         # The same issue exported by two eras of a tracker, or copied between projects.
-        return a.ref == b.ref and title >= 90 or title >= 97 and fuzz.ratio(a.snippet, b.snippet) >= 90
+        if a.ref == b.ref:
+            return _ratio_at_least(a.title, b.title, 90)
+        return _ratio_at_least(a.title, b.title, 97) and _ratio_at_least(a.snippet, b.snippet, 90)
     if a.store == "summaries":
         # A resumed session summarised again: near-identical title, a few days apart.
         # (Body similarity does not separate Japanese summaries of one project; titles do.)
         close = a.date is None or b.date is None or abs((a.date - b.date).days) <= 7
-        return close and title >= 80
-    return title >= 90 and fuzz.ratio(a.snippet, b.snippet) >= 80
+        return close and _ratio_at_least(a.title, b.title, 80)
+    return _ratio_at_least(a.title, b.title, 90) and _ratio_at_least(a.snippet, b.snippet, 80)
 
 
 def _collapse(hits: list[Hit]) -> list[Hit]:

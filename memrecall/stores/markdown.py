@@ -65,20 +65,20 @@ class VaultStore:
         return [GrepJob([root], globs=["*.md"]) for root in self.roots if root.is_dir()]
 
     def _root_of(self, path: Path) -> Path:
+        # rg prints paths under the root exactly as it was given, so a prefix test suffices.
+        parts = path.parts
         for root in self.roots:
-            try:
-                path.relative_to(root)
+            if parts[: len(root.parts)] == root.parts:
                 return root
-            except ValueError:
-                continue
         return path.parent
 
     def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
         for path, found in lines.items():
-            if any(part.startswith(".") for part in path.parts[len(self._root_of(path).parts):]):
-                continue
             root = self._root_of(path)
-            ref = path.relative_to(root).as_posix() if path != root else path.name
+            relative = path.parts[len(root.parts):]
+            if any(part.startswith(".") for part in relative):
+                continue
+            ref = "/".join(relative) if relative else path.name
             if len(self.roots) > 1:
                 ref = f"{root.name}/{ref}"
             yield Document(self.name, ref, path, title=path.stem, lines=dict(found))
