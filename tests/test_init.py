@@ -1,0 +1,332 @@
+"""`memrecall init`: settings.json merge cases, backup, dry-run diff, uninstall, schedule,
+and the plugin files shipped at the repository root."""
+
+from __future__ import annotations
+
+import json
+import os
+import plistlib
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memrecall.__main__ import main
+from memrecall.install import build_schedule, hook_command, is_our_command, memrecall_argv
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    user_home = tmp_path / "home"
+    user_home.mkdir()
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return user_home
+
+
+@pytest.fixture
+def settings_file(home: Path) -> Path:
+    return home / ".claude" / "settings.json"
+
+
+def ours(timeout: int = 10) -> dict:
+    return {"type": "command", "command": hook_command(), "timeout": timeout}
+
+
+def backups(path: Path) -> list[Path]:
+    return sorted(path.parent.glob(path.name + ".memrecall-backup-*")) if path.parent.exists() else []
+
+
+def test_the_command_is_an_absolute_path_that_exists() -> None:
+    argv = memrecall_argv()
+    assert Path(argv[0]).is_absolute() and Path(argv[0]).is_file()
+    assert is_our_command(hook_command())
+    done = subprocess.run(hook_command(), shell=True, input=b'{"session_id":"t","prompt":"ok"}',
+                          capture_output=True, env={**os.environ, "MEMRECALL_INTERNAL": "1"}, timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"")
+
+
+@pytest.mark.parametrize("command", [
+    "memrecall recall", "/opt/x/bin/memrecall recall", "'/a b/memrecall' recall", '"C:/x/memrecall.exe" recall',
+    "python -m memrecall recall", "/usr/bin/python3 -m memrecall recall --quiet",
+])
+def test_recognises_our_command(command: str) -> None:
+    assert is_our_command(command)
+
+
+@pytest.mark.parametrize("command", ["memrecall-other recall", "echo memrecall", "memrecall search recall x",
+                                     "my-memrecall recall", "./notify.sh"])
+def test_leaves_other_commands_alone(command: str) -> None:
+    assert not is_our_command(command)
+
+
+def test_missing_file_is_created(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "init")
+    assert code == 0
+    assert json.loads(settings_file.read_text(encoding="utf-8")) == {"hooks": {"UserPromptSubmit": [{"hooks": [ours()]}]}}
+    assert err.splitlines()[0] == (
+        f"Installed the memrecall hook in {settings_file}: UserPromptSubmit → {hook_command()} (timeout 10 s)."
+    )
+    assert "# memrecall daily" in out  # the cron line is printed for copying
+    assert backups(settings_file) == []
+    assert stat.S_IMODE(settings_file.stat().st_mode) & 0o044  # not the temp file's 0600
+
+
+def test_empty_file_counts_as_no_settings(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text("\n", encoding="utf-8")
+    assert run(capsys, "init")[0] == 0
+    assert json.loads(settings_file.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"] == [{"hooks": [ours()]}]
+
+
+def test_other_settings_and_hooks_are_kept(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    original = {
+        "model": "opus",
+        "permissions": {"allow": ["Bash(git status)"]},
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other-tool inject", "timeout": 5}]}],
+        },
+        "日本語": "値",
+    }
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text(json.dumps(original, indent=4), encoding="utf-8")
+    before = settings_file.read_bytes()
+    code, _, err = run(capsys, "init")
+    assert code == 0
+    data = json.loads(settings_file.read_text(encoding="utf-8"))
+    expected = json.loads(json.dumps(original))
+    expected["hooks"]["UserPromptSubmit"].append({"hooks": [ours()]})
+    assert data == expected
+    assert list(data) == list(original)  # key order kept
+    (backup,) = backups(settings_file)
+    assert backup.read_bytes() == before
+    assert f"Backup of the previous file: {backup}" in err
+
+
+def test_already_installed_writes_nothing(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run(capsys, "init")
+    before = settings_file.read_bytes()
+    mtime = settings_file.stat().st_mtime_ns
+    code, _, err = run(capsys, "init")
+    assert code == 0
+    assert err.splitlines()[0] == f"The memrecall hook is already installed in {settings_file}; nothing changed."
+    assert settings_file.read_bytes() == before and settings_file.stat().st_mtime_ns == mtime
+    assert backups(settings_file) == []
+
+
+def test_a_stale_path_is_updated_in_place(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings_file.parent.mkdir(parents=True)
+    stale = {"type": "command", "command": "/old/venv/bin/memrecall recall", "timeout": 3, "statusMessage": "recalling"}
+    dup = {"type": "command", "command": "memrecall recall"}
+    settings_file.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [stale, {"type": "command", "command": "keep-me"}]}, {"hooks": [dup]},
+    ]}}), encoding="utf-8")
+    code, _, err = run(capsys, "init", "--timeout", "15")
+    assert code == 0 and err.startswith("Updated the memrecall hook")
+    groups = json.loads(settings_file.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
+    assert groups == [{"hooks": [{**ours(15), "statusMessage": "recalling"}, {"type": "command", "command": "keep-me"}]}]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('{"hooks": {', "is not valid JSON (line 1, column 12: Expecting property name enclosed in double quotes)"),
+    ('{"a": 1,}', "is not valid JSON (line 1, column 9: Expecting property name enclosed in double quotes)"),
+    ("[1, 2]", "does not hold a JSON object"),
+    ('{"hooks": []}', '"hooks" is not an object'),
+    ('{"hooks": {"UserPromptSubmit": {}}}', '"hooks.UserPromptSubmit" is not a list'),
+])
+def test_malformed_settings_are_refused_untouched(
+    settings_file: Path, text: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text(text, encoding="utf-8")
+    for args in (["init"], ["init", "--uninstall"], ["init", "--dry-run"]):
+        code, out, err = run(capsys, *args)
+        assert code == 1 and out == ""
+        assert err.startswith(f"Error: {settings_file}")
+        assert message in err and err.count("\n") == 1
+    assert settings_file.read_text(encoding="utf-8") == text
+    assert backups(settings_file) == []
+    assert sorted(p.name for p in settings_file.parent.iterdir()) == ["settings.json"]
+
+
+def test_uninstall_removes_only_ours(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = {"type": "command", "command": "other-tool inject"}
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text(json.dumps({"env": {"A": "1"}, "hooks": {
+        "UserPromptSubmit": [{"hooks": [other]}], "Stop": [{"hooks": [{"type": "command", "command": "memrecall recall"}]}],
+    }}), encoding="utf-8")
+    run(capsys, "init")
+    code, _, err = run(capsys, "init", "--uninstall")
+    assert code == 0
+    assert err.splitlines()[0] == f"Removed the memrecall hook from {settings_file} (1 handler)."
+    data = json.loads(settings_file.read_text(encoding="utf-8"))
+    # Stop is not ours to manage even if it runs something that looks like us.
+    assert data == {"env": {"A": "1"}, "hooks": {
+        "UserPromptSubmit": [{"hooks": [other]}], "Stop": [{"hooks": [{"type": "command", "command": "memrecall recall"}]}],
+    }}
+    code, _, err = run(capsys, "init", "--uninstall")
+    assert (code, err) == (0, f"No memrecall hook in {settings_file}; nothing to remove.\n")
+
+
+def test_uninstall_drops_the_containers_it_emptied(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text('{"model": "opus"}', encoding="utf-8")
+    run(capsys, "init")
+    run(capsys, "init", "--uninstall")
+    assert json.loads(settings_file.read_text(encoding="utf-8")) == {"model": "opus"}
+    assert len(backups(settings_file)) == 2
+
+
+def test_dry_run_shows_a_diff_and_writes_nothing(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text('{\n  "model": "opus"\n}\n', encoding="utf-8")
+    code, out, err = run(capsys, "init", "--dry-run")
+    assert code == 0
+    assert out.startswith(f"--- {settings_file}\n+++ {settings_file}\n")
+    assert '+  "hooks": {' in out and f'+            "command": {json.dumps(hook_command())},' in out
+    assert err == f"Dry run: {settings_file} would be changed as shown; nothing was written.\n"
+    assert settings_file.read_text(encoding="utf-8") == '{\n  "model": "opus"\n}\n'
+    assert backups(settings_file) == []
+
+
+def test_project_scope(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    project = tmp_path / "my project"  # a space in the path
+    project.mkdir()
+    monkeypatch.chdir(project)
+    assert run(capsys, "init", "--project")[0] == 0
+    assert (project / ".claude" / "settings.json").is_file()
+    assert not (home / ".claude").exists()
+
+
+def test_claude_config_dir_moves_the_user_file(tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cfg"))
+    assert run(capsys, "init")[0] == 0
+    assert (tmp_path / "cfg" / "settings.json").is_file() and not (home / ".claude").exists()
+
+
+def test_a_symlinked_settings_file_stays_a_symlink(settings_file: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    real = tmp_path / "dotfiles" / "claude-settings.json"
+    real.parent.mkdir()
+    real.write_text("{}", encoding="utf-8")
+    settings_file.parent.mkdir(parents=True)
+    settings_file.symlink_to(real)
+    assert run(capsys, "init")[0] == 0
+    assert settings_file.is_symlink()
+    assert "UserPromptSubmit" in json.loads(real.read_text(encoding="utf-8"))["hooks"]
+
+
+# --- schedule -----------------------------------------------------------------------------
+
+def test_cron_line(isolated_home: Path) -> None:
+    schedule = build_schedule("linux", isolated_home, argv=["/opt/mem recall/bin/memrecall"], claude="/usr/local/bin/claude")
+    line = schedule.text
+    assert line.startswith("17 4 * * * ") and line.endswith("# memrecall daily")
+    assert "'/opt/mem recall/bin/memrecall' summarize" in line and "'/opt/mem recall/bin/memrecall' prune" in line
+    assert f"MEMRECALL_HOME={isolated_home}" in line and "PATH=/usr/local/bin:" in line
+    assert "\n" not in line
+
+
+def test_launchd_plist(isolated_home: Path, home: Path) -> None:
+    schedule = build_schedule("macos", isolated_home, argv=["/Users/me/.local/bin/memrecall"])
+    plist = plistlib.loads(schedule.plist)
+    assert plist["Label"] == "com.memrecall.daily"
+    assert plist["ProgramArguments"][-1] == "/Users/me/.local/bin/memrecall summarize; /Users/me/.local/bin/memrecall prune"
+    assert plist["StartCalendarInterval"] == {"Hour": 4, "Minute": 17}
+    assert schedule.plist_path == home / "Library" / "LaunchAgents" / "com.memrecall.daily.plist"
+
+
+def test_schtasks_commands(isolated_home: Path) -> None:
+    schedule = build_schedule("windows", isolated_home, argv=["C:\\Program Files\\Py\\Scripts\\memrecall.exe"])
+    lines = schedule.text.splitlines()
+    assert lines[0] == ('schtasks /Create /F /SC DAILY /ST 04:17 /TN memrecall-summarize '
+                        '/TR "\\"C:/Program Files/Py/Scripts/memrecall.exe\\" summarize"')
+    assert "/TN memrecall-prune" in lines[1]
+
+
+def test_schedule_for_another_platform_only_prints(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memrecall.install import current_platform
+
+    other = "windows" if sys.platform != "win32" else "linux"
+    code, out, err = run(capsys, "init", "--schedule", "--platform", other)
+    assert code == 2
+    assert err.endswith(
+        f"Error: --schedule installs only for this machine ({current_platform()}); --platform {other} just prints\n"
+    )
+    code, out, _ = run(capsys, "init", "--platform", other, "--dry-run", "--schedule")
+    assert code == 0 and "memrecall" in out
+
+
+@pytest.fixture
+def fake_crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    table = tmp_path / "crontab.txt"
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = bindir / "crontab"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'TABLE="{table}"\n'
+        'if [ "$1" = "-l" ]; then [ -f "$TABLE" ] || { echo "no crontab for $USER" >&2; exit 1; }; cat "$TABLE"; exit 0; fi\n'
+        'if [ "$1" = "-" ]; then cat > "$TABLE"; exit 0; fi\n'
+        "exit 2\n",
+        encoding="utf-8",
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return table
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="cron is the Linux route")
+def test_schedule_installs_into_crontab(settings_file: Path, fake_crontab: Path, isolated_home: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "init", "--schedule")
+    assert code == 0 and "Added the daily job to the crontab." in err
+    (line,) = fake_crontab.read_text(encoding="utf-8").splitlines()
+    assert line.endswith("# memrecall daily")
+    fake_crontab.write_text("0 1 * * * backup.sh\n" + line + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "init", "--schedule")
+    assert "Crontab already up to date." in err
+    code, _, err = run(capsys, "init", "--uninstall", "--schedule")
+    assert code == 0 and "Removed the memrecall job from the crontab." in err
+    assert fake_crontab.read_text(encoding="utf-8") == "0 1 * * * backup.sh\n"
+    assert json.loads(settings_file.read_text(encoding="utf-8")) == {}
+    assert len(list((isolated_home / "backups").glob("crontab-*.txt"))) >= 1
+
+
+# --- the plugin route ---------------------------------------------------------------------
+
+def test_plugin_manifest_and_hooks() -> None:
+    manifest = json.loads((REPO / ".claude-plugin" / "plugin.json").read_text(encoding="utf-8"))
+    assert manifest["name"] == "memrecall"
+    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    (group,) = hooks["hooks"]["UserPromptSubmit"]
+    (handler,) = group["hooks"]
+    assert handler["type"] == "command" and isinstance(handler["timeout"], int) and handler["timeout"] <= 30
+    assert "${CLAUDE_PLUGIN_ROOT}/hooks/recall.sh" in handler["command"]
+    assert set(hooks["hooks"]) == {"UserPromptSubmit"}
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX sh")
+def test_plugin_wrapper_runs_memrecall_and_fails_open(tmp_path: Path) -> None:
+    hooks = json.loads((REPO / "hooks" / "hooks.json").read_text(encoding="utf-8"))
+    command = hooks["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    env = {**os.environ, "CLAUDE_PLUGIN_ROOT": str(REPO), "MEMRECALL_BIN": memrecall_argv()[0], "MEMRECALL_INTERNAL": "1"}
+    done = subprocess.run(command, shell=True, input=b'{"session_id":"t","prompt":"ok"}', capture_output=True,
+                          env=env, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    lost = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_PLUGIN_ROOT": str(REPO)}
+    done = subprocess.run(command, shell=True, input=b"{}", capture_output=True, env=lost, timeout=60)
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert b"memrecall: command not found" in done.stderr
