@@ -265,6 +265,7 @@ def test_schedule_for_another_platform_only_prints(settings_file: Path, capsys: 
     assert err.endswith(
         f"Error: --schedule installs only for this machine ({current_platform()}); --platform {other} just prints\n"
     )
+    assert not settings_file.exists()  # refused before anything was written
     code, out, _ = run(capsys, "init", "--platform", other, "--dry-run", "--schedule")
     assert code == 0 and "memrecall" in out
 

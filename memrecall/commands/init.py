@@ -53,6 +53,14 @@ def init_command(
     plan = plan_init(path, hook_command(), timeout=timeout, uninstall=uninstall)
     claude = shutil.which(settings.summarize.claude_command)
     sched = build_schedule(platform or current_platform(), settings.home, claude=claude)
+    if schedule and not dry_run and sched.platform != current_platform():
+        from ..errors import UsageError
+
+        # Refuse before anything is written: half an install is worse than none.
+        raise UsageError(
+            f"--schedule installs only for this machine ({current_platform()}); "
+            f"--platform {sched.platform} just prints"
+        )
 
     if dry_run:
         diff = plan.diff()
