@@ -80,7 +80,9 @@ def run_app(args: list[str]) -> int:
 
     _register_commands()
     try:
-        app(args=args, prog_name="memrecall", standalone_mode=False)
+        # Without standalone mode click hands back a command's `typer.Exit(code)` as the
+        # return value instead of calling sys.exit: it is the exit status.
+        returned = app(args=args, prog_name="memrecall", standalone_mode=False)
     except MemrecallError as exc:
         sys.stderr.write(f"Error: {exc}\n")
         return exc.exit_code
@@ -99,4 +101,4 @@ def run_app(args: list[str]) -> int:
             show()
             return int(usage)
         raise
-    return 0
+    return returned if isinstance(returned, int) else 0
