@@ -239,7 +239,10 @@ def recall(
         log.update(decision="trivial", reason=trivial)
         return RecallResult(None, log)
 
+    phase_started = time.monotonic()
     keywords, notes = tokenize_text(hook.prompt, backend or settings.tokenizer, settings)
+    # Where the hook's time goes, per run: `memrecall stats` and benchmarks read it.
+    log["phase_ms"] = {"tokenize": round((time.monotonic() - phase_started) * 1000, 1)}
     if keywords:
         log["backend"] = keywords[0].backend
     if notes:
@@ -251,7 +254,9 @@ def recall(
         log.update(decision="quiet", reason="no keywords")
         return RecallResult(None, log)
 
+    phase_started = time.monotonic()
     outcome = search(keywords, settings, deadline=deadline, limit=10)
+    log["phase_ms"]["search"] = round((time.monotonic() - phase_started) * 1000, 1)
     log["df"] = {k.text: outcome.df.get(k.key, {}) for k in keywords}
     log["candidates"] = outcome.candidates
     log["doc_counts"] = outcome.doc_counts

@@ -20,7 +20,7 @@ from . import ranking
 from .config import Settings
 from .grep import grep
 from .keywords import Keyword
-from .stores.base import Document, Store
+from .stores.base import Document, Store, read_lines
 
 STORE_NAMES = ("beads", "obsidian", "summaries")
 # Documents whose headers are read for the final score: the rest cannot reach the top.
@@ -184,25 +184,53 @@ def _match_line(text: str, patterns: list[Pattern]) -> dict[str, str]:
     return found
 
 
-def _candidates(docs: Iterable[Document], patterns: list[Pattern]) -> list[_Candidate]:
-    result = []
+def _scan_lines(candidate: _Candidate, patterns: list[Pattern]) -> None:
+    """Which keyword is on which line, from whole lines (ASCII keywords need word edges)."""
+    candidate.via.clear()
+    candidate.line_keys.clear()
     folded_patterns = [p.text.casefold() for p in patterns]
+    for number, text in candidate.doc.lines.items():
+        folded = text.casefold()
+        if not any(p in folded for p in folded_patterns):
+            continue
+        found = _match_line(text, patterns)
+        if not found:
+            continue
+        candidate.line_keys[number] = set(found)
+        for key, how in found.items():
+            if candidate.via.get(key) != "direct":
+                candidate.via[key] = how
+
+
+def _candidates(docs: Iterable[Document], patterns: list[Pattern]) -> list[_Candidate]:
+    by_text: dict[str, list[Pattern]] = {}
+    for pattern in patterns:
+        by_text.setdefault(pattern.text.casefold(), []).append(pattern)
+    result = []
     for doc in docs:
         candidate = _Candidate(doc)
-        for number, text in doc.lines.items():
-            folded = text.casefold()
-            if not any(p in folded for p in folded_patterns):
-                continue
-            found = _match_line(text, patterns)
-            if not found:
-                continue
-            candidate.line_keys[number] = set(found)
-            for key, how in found.items():
-                if candidate.via.get(key) != "direct":
-                    candidate.via[key] = how
+        if doc.found:
+            # Straight from grep's matches: no text to scan. Word edges of ASCII keywords
+            # are checked later, on the few documents that get loaded (_verify).
+            for number, text in doc.found:
+                for pattern in by_text.get(text.casefold(), ()):
+                    candidate.line_keys.setdefault(number, set()).add(pattern.keyword)
+                    if candidate.via.get(pattern.keyword) != "direct":
+                        candidate.via[pattern.keyword] = "synonym" if pattern.synonym else "direct"
+        else:
+            _scan_lines(candidate, patterns)
         if candidate.via:
             result.append(candidate)
     return result
+
+
+def _verify(candidate: _Candidate, patterns: list[Pattern]) -> bool:
+    """Read the matched lines of a loaded document and recount its keywords exactly."""
+    doc = candidate.doc
+    if doc.found and not doc.lines:
+        doc.lines = read_lines(doc.path, candidate.line_keys)
+        _scan_lines(candidate, patterns)
+    return bool(candidate.via)
 
 
 class _Scorer:
@@ -399,6 +427,8 @@ def search(
                 continue
             if not cand.doc.loaded:
                 cand.doc.loaded = True
+            if not _verify(cand, patterns):
+                continue
             score, coverage, distinctive, main, topics = scorer.score(cand, df, total, with_fields=True)
             best = _best_lines(cand)
             if not best:

@@ -7,9 +7,9 @@ keywords, in the same run (so the ratio is meaningful on a noisy machine).
 
 Documents: 60 % Obsidian notes (one file each), 30 % beads issues (one issues.jsonl), 10 %
 summaries (YYYY/MM/…, inside the retention window). Text is drawn from a fixed mixed
-Japanese/English vocabulary with a fixed seed; the prompt's keywords are rare in it, as
-real prompts' keywords are. "warm" = the files are in the page cache (one untimed rg pass
-first) and memrecall's document-count cache is filled (one untimed hook run first).
+Japanese/English vocabulary with a fixed seed; each of the prompt's keywords is planted in a
+fixed share of documents (RARE below), from 0.2 % for the ticket id to 8 % for topic words.
+"warm" = the files are in the page cache (one untimed rg pass first) and memrecall's document-count cache is filled (one untimed hook run first).
 Prints a markdown table; paste it into BENCHMARKS.md.
 """
 
@@ -35,15 +35,16 @@ VOCAB = (
     "queue worker cluster node service handler router schema migration index query table column "
     "frontend backend api docs issue branch merge commit pipeline docker kubernetes terraform"
 ).split()
-RARE = ["在庫同期", "タイムアウト", "PAY-1234", "sync_inventory_batch", "バッチ"]
+# The prompt's keywords and the share of documents that contain each: an id in a handful,
+# an identifier in a few dozen, a topic word in a few per cent, generic words in many.
+RARE = {"PAY-1234": 0.002, "sync_inventory_batch": 0.005, "在庫同期": 0.02, "タイムアウト": 0.08, "バッチ": 0.08}
 
 
 def _text(rng: random.Random, words: int) -> str:
-    out = []
-    for _ in range(words):
-        out.append(rng.choice(VOCAB))
-        if rng.random() < 0.004:
-            out.append(rng.choice(RARE))
+    out = [rng.choice(VOCAB) for _ in range(words)]
+    for word, share in RARE.items():
+        if rng.random() < share:
+            out.insert(rng.randrange(len(out) + 1), word)
     lines, line = [], []
     for word in out:
         line.append(word)

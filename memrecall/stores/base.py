@@ -23,7 +23,10 @@ class Document:
     status: str | None = None
     priority: int | None = None
     # line number → text of the lines that matched (1-based; beads: lines of the issue text).
+    # Markdown documents start with `found` only and get `lines` once they rank high enough.
     lines: dict[int, str] = field(default_factory=dict)
+    # (line number, matched text) straight from the grep pass.
+    found: list[tuple[int, str]] = field(default_factory=list)
     # Text that counts as a title/id hit (title, tags, aliases, id), case-folded.
     heading_text: str = ""
     # Lines 1..body_start are frontmatter: poor snippets.
@@ -88,6 +91,23 @@ def date_from_name(name: str) -> datetime | None:
         return datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=timezone.utc)
     except ValueError:
         return None
+
+
+def read_lines(path: Path, numbers: Iterable[int], limit: int = 8 << 20) -> dict[int, str]:
+    """The given 1-based lines of a file (what grep reported), decoded leniently."""
+    wanted = set(numbers)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(limit)
+    except OSError:
+        return {}
+    lines: dict[int, str] = {}
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if number in wanted:
+            lines[number] = raw.decode("utf-8", errors="replace").rstrip("\r")
+            if len(lines) == len(wanted):
+                break
+    return lines
 
 
 def read_head(path: Path, limit: int = 16384) -> str:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..grep import GrepJob
-from .base import Document, parse_date
+from .base import Document, parse_date, read_lines
 
 _NAMES = ("issues.jsonl", "beads.jsonl", "bd.jsonl")
 _TEXT_FIELDS = ("description", "design", "acceptance_criteria", "notes", "close_reason")
@@ -94,11 +94,13 @@ class BeadsStore:
         self._counts: dict[Path, int] = {}
 
     def jobs(self) -> list[GrepJob]:
-        return [GrepJob(self.files, max_columns=None)] if self.files else []
+        return [GrepJob(self.files)] if self.files else []
 
     def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
         for path, found in lines.items():
-            for _, raw in found:
+            # grep reports matches; the issue is the whole JSON line they are on.
+            raw_lines = read_lines(path, sorted({number for number, _ in found}))
+            for _, raw in sorted(raw_lines.items()):
                 try:
                     issue = issue_from_record(json.loads(raw))
                 except ValueError:

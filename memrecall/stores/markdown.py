@@ -81,7 +81,7 @@ class VaultStore:
             ref = "/".join(relative) if relative else path.name
             if len(self.roots) > 1:
                 ref = f"{root.name}/{ref}"
-            yield Document(self.name, ref, path, title=path.stem, lines=dict(found))
+            yield Document(self.name, ref, path, title=path.stem, found=found)
 
     def load(self, doc: Document) -> bool:
         _fill(doc, read_head(doc.path))
@@ -141,7 +141,7 @@ class SummaryStore:
                 ref = path.relative_to(self.root).as_posix()
             except ValueError:
                 ref = path.name
-            yield Document(self.name, ref, path, title=path.stem, date=name_date, lines=dict(found))
+            yield Document(self.name, ref, path, title=path.stem, date=name_date, found=found)
 
     def load(self, doc: Document) -> bool:
         name_date = doc.date
