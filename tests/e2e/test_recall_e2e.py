@@ -181,7 +181,7 @@ def test_broken_stores_never_block_the_prompt(claude: Path, ws: Workspace, fake:
     if how != "home-is-a-file":
         log = recall_log(ws.memrecall_home)
         assert len(log) == 1 and log[0]["session"] == session_id(transcript), log
-        assert log[0]["elapsed_ms"] < 2000, log
+        assert log[0]["elapsed_ms"] < 3000, log
 
 
 # --- interactive ---------------------------------------------------------------------------------
@@ -274,6 +274,7 @@ def test_hook_keeps_its_deadline_when_the_tokenizer_hangs(claude: Path, ws: Work
     """A hung `command:` tokenizer: the prompt goes through, and the hook keeps the recall
     deadline (`[recall] deadline_ms`, 1000 ms by default) rather than the tokenizer's own 2 s."""
     ws.stores["MEMRECALL_TOKENIZER"] = "command:sleep 30"
+    (ws.memrecall_home / "config.toml").unlink()  # the shipped default deadline
     started = time.monotonic()
     proc = run_headless(claude, ws, fake.url, PAY_PROMPT, timeout=60)
     elapsed = time.monotonic() - started
@@ -298,3 +299,18 @@ def test_error_entries_in_the_recall_log_name_the_session(claude: Path, ws: Work
     assert entry["decision"] == "error", entry
     assert entry.get("session") == session_id(transcript), (
         f"the error entry does not name the session it happened in: {entry}")
+
+
+def test_interactive_session_with_missing_stores_completes(
+        claude: Path, tmux: str, ws: Workspace, fake: FakeAnthropic) -> None:
+    """The TUI too: with every store path missing, each prompt is answered and nothing injected."""
+    _break(ws, "missing")
+    with Interactive(claude, ws, fake.url) as session:
+        session.prompt(PAY_PROMPT)
+        session.prompt("bd-7q2k はまだ開いてる？")
+        transcript = session.exit()
+    answers = [d for d in records(transcript) if d.get("type") == "assistant"]
+    assert len(answers) >= 2
+    assert not hook_contexts(transcript) and not hook_errors(transcript)
+    log = recall_log(ws.memrecall_home)
+    assert [e["decision"] for e in log] == ["quiet", "quiet"], log

@@ -23,7 +23,7 @@ import pytest
 from .support import (
     MARK_OPEN, PAYMENT_FACT, FakeAnthropic, Interactive, Rule, Workspace, base_env, hook_contexts,
     install_hook, main_transcripts, make_workspace, memrecall_binary, memrecall_has, processes_in,
-    records,
+    iter_strings, records,
     recall_log, run_headless, transcripts,
 )
 
@@ -48,6 +48,29 @@ NEVER_IN_INPUT = [
     "Generated with [Claude Code]", "<task-notification>", "api-request", "prompt_snapshot",
     "hook_additional_context", "skill_listing",
 ]
+
+# Record types (and attachment types) that carry the model request or hook context.
+NEVER_TYPES = {"api-request", "api-request-shape", "api-request-blob", "prompt_snapshot", "skill_listing",
+               "hook_additional_context", "environment", "deferred_tools_delta", "agent_listing_delta",
+               "session_context", "model"}
+
+
+def never_summarize_strings(transcript: Path) -> set[str]:
+    """Lines (30+ characters) that occur in never-summarize records and in no user/assistant record."""
+    never, spoken = set(), []
+    for d in records(transcript):
+        kind = d.get("type")
+        if kind == "attachment":
+            kind = (d.get("attachment") or {}).get("type")
+        if kind in NEVER_TYPES:
+            for s in iter_strings(d):
+                never.update(line.strip() for line in s.splitlines() if len(line.strip()) >= 30)
+        elif kind in ("user", "assistant"):
+            spoken.extend(iter_strings(d.get("message")))
+    said = "\n".join(spoken)
+    ids = re.compile(r"^[0-9a-f-]{36}$")  # session/request ids may rightly head a summary input
+    return {s for s in never if s not in said and not ids.match(s)}
+
 
 SUMMARY_JA = """## 決済タイムアウトを 7 秒に変更
 PAY-1234 の決済タイムアウトを見直し、client.go の値を 7 秒にした。
@@ -217,6 +240,10 @@ def test_command_backend_input_is_clean(sessions: Sessions, tmp_path: Path) -> N
     assert HEADLESS_PROMPT not in text and AGENT_TASK not in text
     leaked = [s for s in NEVER_IN_INPUT if s in text]
     assert not leaked, f"never-summarize content reached the summarizer: {leaked}\n{text[:3000]}"
+    only_there = never_summarize_strings(sessions.main)
+    assert len(only_there) > 20, "the transcript has fewer request/snapshot records than expected"
+    leaked = [s for s in only_there if s in text]
+    assert not leaked, f"text found only in {sorted(NEVER_TYPES)} records reached the summarizer: {leaked[:5]}"
     record = run_record(home)
     assert record["summarized"] == 1, record
     skipped = record["skipped"]
