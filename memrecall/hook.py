@@ -20,11 +20,10 @@ def _log(settings: Any, entry: dict[str, Any]) -> None:
 
     try:
         append(settings.logs_dir, settings.now, entry)
-    except Exception as exc:  # a full or read-only disk must not reach the user
-        try:
-            sys.stderr.write(f"memrecall: cannot write recall log: {exc}\n")
-        except Exception:
-            pass
+    except Exception:
+        # A full or read-only disk must not reach the prompt; the hook prints nothing on
+        # failure, not even to stderr, and the next run that can write logs as usual.
+        pass
 
 
 def _watchdog(seconds: float, started: float, settings_box: list[Any]) -> threading.Timer:
@@ -71,6 +70,8 @@ def run_hook(stdin: bytes | None = None) -> int:
         except BadHookInput as exc:
             entry = {"decision": "bad_input", "reason": str(exc), "stdin_bytes": len(raw)}
         else:
+            # Known before anything can fail, so an error line still names its session.
+            entry = {"session": hook.session_id}
             result = recall(hook, settings, deadline=started + deadline_s)
             entry = result.log
             output = result.stdout()

@@ -240,7 +240,10 @@ def recall(
         return RecallResult(None, log)
 
     phase_started = time.monotonic()
-    keywords, notes = tokenize_text(hook.prompt, backend or settings.tokenizer, settings)
+    keywords, notes = tokenize_text(
+        hook.prompt, backend or settings.tokenizer, settings,
+        timeout=max(0.05, deadline - time.monotonic()),
+    )
     # Where the hook's time goes, per run: `memrecall stats` and benchmarks read it.
     log["phase_ms"] = {"tokenize": round((time.monotonic() - phase_started) * 1000, 1)}
     if keywords:

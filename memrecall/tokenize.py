@@ -14,11 +14,13 @@ def effective_stopwords(settings: Settings) -> set[str]:
     return load_stopwords([shipped_stopwords(), settings.user_stopwords])
 
 
-def tokenize_text(text: str, backend: str, settings: Settings) -> tuple[list[Keyword], list[str]]:
+def tokenize_text(
+    text: str, backend: str, settings: Settings, timeout: float | None = None
+) -> tuple[list[Keyword], list[str]]:
     """Return keywords and notes (fallbacks taken) for `text`."""
     if not text.strip():
         return [], []
-    analyzer, notes = resolve(backend)
+    analyzer, notes = resolve(backend, timeout)
     return extract(text, analyzer, effective_stopwords(settings)), notes
 
 

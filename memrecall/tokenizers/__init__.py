@@ -37,13 +37,17 @@ AUTO_ORDER = ("sudachi", "mecab", "regex")
 CHOICES = ("auto", *BACKENDS, "command:<program>")
 
 
-def resolve(name: str) -> tuple[Analyzer, list[str]]:
-    """Return the analyser for `name` and notes about any fallback taken."""
+def resolve(name: str, timeout: float | None = None) -> tuple[Analyzer, list[str]]:
+    """Return the analyser for `name` and notes about any fallback taken. `timeout` bounds
+    an external (`command:`) analyser; the hook passes what is left of its deadline."""
     name = name.strip()
     if name.startswith("command:"):
         from .command import CommandAnalyzer
 
-        return CommandAnalyzer(name[len("command:") :].strip()), []
+        program = name[len("command:") :].strip()
+        if timeout is None:
+            return CommandAnalyzer(program), []
+        return CommandAnalyzer(program, timeout=timeout), []
     key = name.lower()
     if key == "auto":
         notes: list[str] = []
