@@ -180,8 +180,13 @@ def _valid_state(state: Any) -> dict[str, Any]:
 
 # --- rendering --------------------------------------------------------------------------
 
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")
+
+
 def _defang(text: str) -> str:
-    # A stored note must not be able to close the wrapper and speak as the system.
+    # A stored note must not be able to close the wrapper and speak as the system, nor
+    # carry terminal escapes or control bytes into the model's context.
+    text = _CONTROL.sub("", text)
     return re.sub(r"</?\s*memrecall-context\s*>", "[memrecall-context tag removed]", text, flags=re.IGNORECASE)
 
 
