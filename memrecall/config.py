@@ -160,7 +160,34 @@ def _apply_section(target: Any, values: Any, section: str, warnings: list[str]) 
         if not ok:
             warnings.append(f"config [{section}] {key} has the wrong type; using {current!r}")
             continue
+        bounds = _BOUNDS.get((section, key))
+        # `not lo <= v <= hi` also rejects nan. `max_keywords = 0` or `deadline_ms = -1`
+        # silently turned recall off (or killed every hook at once): a mistyped value.
+        if bounds is not None and not bounds[0] <= value <= bounds[1]:
+            warnings.append(
+                f"config [{section}] {key} = {value!r} is out of range {bounds[0]}..{bounds[1]}; using {current!r}"
+            )
+            continue
         setattr(target, key, value)
+
+
+_BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
+    ("recall", "budget_chars"): (200, 9500),  # Claude Code replaces output over 10,000 chars
+    ("recall", "max_hits"): (1, 20),
+    ("recall", "deadline_ms"): (50, 8000),  # the hook's timeout in settings.json is 10 s
+    ("recall", "threshold"): (0.0, 1e6),
+    ("recall", "decay"): (0.0, 1.0),
+    ("recall", "max_keywords"): (1, 200),
+    ("recall", "min_prompt_chars"): (0, 10_000),
+    ("summarize", "min_human_turns"): (0, 10_000),
+    ("summarize", "min_chars"): (0, 10_000_000),
+    ("summarize", "max_sessions"): (0, 100_000),
+    ("summarize", "max_input_chars"): (1000, 10_000_000),
+    ("summarize", "chunk_chars"): (1000, 10_000_000),
+    ("summarize", "quiet_minutes"): (0, 100_000),
+    ("summarize", "max_attempts"): (1, 1000),
+    ("summarize", "timeout_seconds"): (1, 86_400),
+}
 
 
 _TOP_KEYS = {"obsidian", "beads", "summaries", "claude_projects", "tokenizer", "retention_days"}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -178,7 +179,15 @@ def _walk(root: Path, globs: list[str]) -> Iterable[Path]:
         for name in files:
             if name.startswith(".") or (suffixes and not name.endswith(suffixes)):
                 continue
-            yield Path(folder) / name
+            path = Path(folder) / name
+            # Regular files only, symlinks not followed (what rg does): reading a FIFO named
+            # `x.md` would block the hook until its watchdog fired, on every prompt.
+            try:
+                if not stat.S_ISREG(os.lstat(path).st_mode):
+                    continue
+            except OSError:
+                continue
+            yield path
 
 
 def python_scan(job: GrepJob, patterns: list[str], deadline: float | None = None) -> GrepResult:

@@ -33,6 +33,11 @@ WRAPPER_OPEN = "<memrecall-context>"
 WRAPPER_CLOSE = "</memrecall-context>"
 STATE_KEEP = 60
 STATE_MAX_AGE_SECONDS = 7 * 86400
+# Keywords come from the head and the tail of a long prompt (a pasted log with the question
+# before or after it). The identifier pass costs ~0.3 s per MB and SudachiPy refuses input
+# over 49 KB, so a 10 MB paste must never be analysed whole on the hook's clock.
+KEYWORD_HEAD_CHARS = 6000
+KEYWORD_TAIL_CHARS = 4000
 
 _TRIVIAL = re.compile(
     r"^(ok(ay)?|yes|no|y|n|yep|nope|sure|thanks?( you)?|thx|ty|lgtm|go( on| ahead)?|continue|next|"
@@ -82,7 +87,7 @@ class RecallResult:
 def parse_hook_input(raw: str) -> HookInput:
     try:
         data = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: `[[[[…` nested 100k deep
         raise BadHookInput(f"stdin is not JSON ({exc.__class__.__name__})") from None
     if not isinstance(data, dict):
         raise BadHookInput("stdin JSON is not an object")
@@ -90,12 +95,23 @@ def parse_hook_input(raw: str) -> HookInput:
     if not isinstance(prompt, str):
         raise BadHookInput("hook input has no string 'prompt'")
     session = data.get("session_id")
+    cwd, transcript = data.get("cwd"), data.get("transcript_path")
     return HookInput(
-        session_id=session if isinstance(session, str) and session else "unknown",
-        prompt=prompt,
-        cwd=data.get("cwd") if isinstance(data.get("cwd"), str) else "",
-        transcript_path=data.get("transcript_path") if isinstance(data.get("transcript_path"), str) else "",
+        session_id=_text(session) if isinstance(session, str) and session else "unknown",
+        prompt=_text(prompt),
+        cwd=_text(cwd) if isinstance(cwd, str) else "",
+        transcript_path=_text(transcript) if isinstance(transcript, str) else "",
     )
+
+
+def _text(value: str) -> str:
+    """JSON may carry lone surrogates (`"\\ud800"`), which no UTF-8 file or argv can hold:
+    such a session id made the log write fail, so the run left no trace at all."""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", "replace").decode("utf-8")
 
 
 def is_trivial(prompt: str, min_chars: int) -> str | None:
@@ -155,12 +171,26 @@ def _clean_old_states(folder: Path) -> None:
         entries = list(os.scandir(folder))
     except OSError:
         return
+    old: set[str] = set()
     for entry in entries:
         try:
-            if entry.name.endswith((".json", ".lock")) and entry.stat().st_mtime < cutoff:
+            if entry.name.endswith(".json") and entry.stat().st_mtime < cutoff:
                 os.unlink(entry.path)
+                old.add(entry.name)
         except OSError:
             continue
+    names = {entry.name for entry in entries}
+    for entry in entries:
+        # A lock sidecar's mtime never changes (flock does not touch it), so its age says
+        # nothing: removing the sidecar of a live session lets two processes hold "the"
+        # lock at once (different inodes). Only the sidecar of a state that is gone goes.
+        state_name = entry.name[: -len(".lock")]
+        if entry.name.endswith(".json.lock") and (state_name in old or state_name not in names):
+            try:
+                if entry.stat().st_mtime < cutoff:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
 
 
 def _fresh_state() -> dict[str, Any]:
@@ -245,8 +275,12 @@ def recall(
         return RecallResult(None, log)
 
     phase_started = time.monotonic()
+    text = hook.prompt
+    if len(text) > KEYWORD_HEAD_CHARS + KEYWORD_TAIL_CHARS:
+        text = text[:KEYWORD_HEAD_CHARS] + "\n" + text[-KEYWORD_TAIL_CHARS:]
+        log["prompt_cut"] = True
     keywords, notes = tokenize_text(
-        hook.prompt, backend or settings.tokenizer, settings,
+        text, backend or settings.tokenizer, settings,
         timeout=max(0.05, deadline - time.monotonic()),
     )
     # Where the hook's time goes, per run: `memrecall stats` and benchmarks read it.

@@ -23,7 +23,12 @@ def log_path(logs_dir: Path, now: datetime) -> Path:
 
 def append(logs_dir: Path, now: datetime, entry: dict[str, Any]) -> None:
     logs_dir.mkdir(parents=True, exist_ok=True)
-    append_line(log_path(logs_dir, now), json.dumps(entry, ensure_ascii=False, separators=(",", ":")))
+    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    try:
+        line.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate from somewhere: keep the line, lose the char
+        line = line.encode("utf-8", "replace").decode("utf-8")
+    append_line(log_path(logs_dir, now), line)
 
 
 def log_files(logs_dir: Path) -> list[Path]:

@@ -30,13 +30,41 @@ class SudachiAnalyzer:
 
     def analyze(self, text: str) -> list[Term]:
         morphs = []
-        for m in self._tokenizer.tokenize(text):
-            pos = m.part_of_speech()
-            pieces = []
-            if pos[0] == "名詞" and len(m.surface()) >= 4:
-                pieces = [p.surface() for p in m.split(self._mode_a)]
-                if len(pieces) < 2:
-                    pieces = []
-            # surface(), never normalized_form(): notes are searched as written.
-            morphs.append(Morph(m.surface(), m.begin(), m.end(), pos[0], pos[1], pos[2], pieces))
+        # SudachiPy refuses input over 49,149 UTF-8 bytes ("Input is too long"): a long
+        # pasted log made the hook, `tokenize` and `search` fail. Analyse in pieces.
+        for offset, piece in _pieces(text):
+            for m in self._tokenizer.tokenize(piece):
+                pos = m.part_of_speech()
+                pieces = []
+                if pos[0] == "名詞" and len(m.surface()) >= 4:
+                    pieces = [p.surface() for p in m.split(self._mode_a)]
+                    if len(pieces) < 2:
+                        pieces = []
+                # surface(), never normalized_form(): notes are searched as written.
+                morphs.append(
+                    Morph(m.surface(), offset + m.begin(), offset + m.end(), pos[0], pos[1], pos[2], pieces)
+                )
         return terms_from_morphs(morphs)
+
+
+# Well under SudachiPy's 49,149-byte input limit, in characters (≤ 4 UTF-8 bytes each).
+PIECE_CHARS = 10_000
+
+
+def _pieces(text: str) -> list[tuple[int, str]]:
+    """(offset, piece) of at most PIECE_CHARS characters, cut after a newline, a full stop
+    or a space when one is near the end, so few words are cut in two."""
+    out: list[tuple[int, str]] = []
+    start = 0
+    while len(text) - start > PIECE_CHARS:
+        end = start + PIECE_CHARS
+        window = text[end - PIECE_CHARS // 5 : end]
+        for sep in ("\n", "。", " ", "\u3000"):
+            cut = window.rfind(sep)
+            if cut >= 0:
+                end = end - len(window) + cut + 1
+                break
+        out.append((start, text[start:end]))
+        start = end
+    out.append((start, text[start:]))
+    return out
