@@ -12,7 +12,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from .tokenizers.base import Analyzer, Term, is_junk
 
@@ -75,18 +75,22 @@ class Keyword:
         return {"text": self.text, "kind": self.kind, "subkind": self.subkind, "backend": self.backend}
 
 
-def load_stopwords(paths: Iterable[Path]) -> set[str]:
-    words: set[str] = set()
+def list_file_lines(paths: Iterable[Path]) -> Iterator[str]:
+    """Lines of the user-editable word lists (stopwords, synonyms), `#` comments removed;
+    a missing or unreadable file is simply empty."""
     for path in paths:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
         for line in text.splitlines():
-            word = line.split("#", 1)[0].strip()
-            if word:
-                words.add(unicodedata.normalize("NFKC", word).casefold())
-    return words
+            line = line.split("#", 1)[0].strip()
+            if line:
+                yield line
+
+
+def load_stopwords(paths: Iterable[Path]) -> set[str]:
+    return {unicodedata.normalize("NFKC", word).casefold() for word in list_file_lines(paths)}
 
 
 def _path_like(text: str) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 from . import ranking
 from .config import Settings
 from .grep import grep
-from .keywords import Keyword
+from .keywords import Keyword, list_file_lines
 from .stores.base import Document, Store, read_lines
 
 STORE_NAMES = ("beads", "obsidian", "summaries")
@@ -98,22 +98,16 @@ class SearchOutcome:
 def load_synonyms(paths: Iterable[Path]) -> dict[str, set[str]]:
     """Groups from the shipped table and the user's; every word maps to its whole group."""
     groups: dict[str, set[str]] = {}
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+    for line in list_file_lines(paths):
+        words = [unicodedata.normalize("NFKC", w).strip() for w in re.split(r"[,|]", line)]
+        words = [w for w in words if w]
+        if len(words) < 2:
             continue
-        for line in text.splitlines():
-            line = line.split("#", 1)[0]
-            words = [unicodedata.normalize("NFKC", w).strip() for w in re.split(r"[,|]", line)]
-            words = [w for w in words if w]
-            if len(words) < 2:
-                continue
-            merged = set(words)
-            for word in words:
-                merged |= groups.get(word.casefold(), set())
-            for word in merged:
-                groups[word.casefold()] = merged
+        merged = set(words)
+        for word in words:
+            merged |= groups.get(word.casefold(), set())
+        for word in merged:
+            groups[word.casefold()] = merged
     return groups
 
 
