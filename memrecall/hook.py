@@ -61,7 +61,8 @@ def run_hook(stdin: bytes | None = None) -> int:
         deadline_s = settings.recall.deadline_ms / 1000
         timer = _watchdog(deadline_s * 2 + 0.5, started, settings_box)
         raw = stdin if stdin is not None else (sys.stdin.buffer.read() if sys.stdin else b"")
-        text = raw.decode("utf-8", errors="replace")
+        # A BOM from a Windows pipe (PowerShell) is not a reason to drop the prompt.
+        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
 
         from .recall import BadHookInput, parse_hook_input, recall
 
