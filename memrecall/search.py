@@ -318,6 +318,12 @@ def _ratio_at_least(a: str, b: str, threshold: float) -> bool:
     longest = len(a) + len(b)
     if not longest or 200 * min(len(a), len(b)) / longest < threshold:
         return False
+    # The ratio is 200·LCS/(len a + len b), and the LCS is at most the shared characters.
+    from collections import Counter
+
+    shared = sum((Counter(a) & Counter(b)).values())
+    if 200 * shared / longest < threshold:
+        return False
     from rapidfuzz import fuzz
 
     return fuzz.ratio(a, b) >= threshold
