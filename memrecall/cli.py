@@ -76,7 +76,7 @@ def _register_commands() -> None:
 
 
 def run_app(args: list[str]) -> int:
-    from .errors import MemrecallError
+    from .errors import MemrecallError, unexpected
 
     _register_commands()
     try:
@@ -100,5 +100,6 @@ def run_app(args: list[str]) -> int:
         if usage is not None and callable(show):
             show()
             return int(usage)
-        raise
+        return unexpected(exc)
     return returned if isinstance(returned, int) else 0
+

@@ -30,6 +30,12 @@ def tokenize_main(backend: str | None, as_json: bool) -> int:
     settings = load_settings()
     for warning in settings.warnings:
         sys.stderr.write(f"Warning: {warning}\n")
+    name = (backend or settings.tokenizer).strip()
+    if backend is not None and name.lower() not in ("auto", "sudachi", "mecab", "regex") and not name.startswith("command:"):
+        # Checked before reading stdin: an empty input must not hide a bad --backend.
+        from .tokenizers import CHOICES
+
+        return _fail(f"unknown tokenizer backend {name!r}; choose one of: {', '.join(CHOICES)}", 2)
     text = read_stdin_text()
     try:
         keywords, notes = tokenize_text(text, backend or settings.tokenizer, settings)
@@ -59,6 +65,11 @@ def run(command: str, args: list[str]) -> int:
         parser.add_argument("--backend", "-b", default=None)
         parser.add_argument("--json", action="store_true", dest="as_json")
         parsed = parser.parse_args(args)
-        return tokenize_main(parsed.backend, parsed.as_json)
+        try:
+            return tokenize_main(parsed.backend, parsed.as_json)
+        except Exception as exc:  # no traceback for people either (the hook never gets here)
+            from .errors import unexpected
+
+            return unexpected(exc)
     # The hook ignores arguments it does not know: a settings.json typo must not break prompts.
     return recall_main()

@@ -49,13 +49,16 @@ def parse_age(spec: str, now: datetime, option: str = "--older-than") -> datetim
     if not match or int(match[1]) < 1:
         raise UsageError(f"invalid {option} {spec!r}: use a positive number with d, w, m or y (e.g. 90d, 12w, 3m)")
     amount, unit = int(match[1]), (match[2] or "d").lower()
-    if unit == "d":
-        return now - timedelta(days=amount)
-    if unit == "w":
-        return now - timedelta(weeks=amount)
-    if unit == "m":
-        return _minus_months(now, amount)
-    return _minus_months(now, 12 * amount)
+    try:
+        if unit == "d":
+            return now - timedelta(days=amount)
+        if unit == "w":
+            return now - timedelta(weeks=amount)
+        if unit == "m":
+            return _minus_months(now, amount)
+        return _minus_months(now, 12 * amount)
+    except (OverflowError, ValueError):  # `99999999999y`: before year 1, a usage error
+        raise UsageError(f"invalid {option} {spec!r}: too far back") from None
 
 
 def parse_since(spec: str, now: datetime, option: str = "--since") -> datetime:

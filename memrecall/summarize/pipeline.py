@@ -291,9 +291,32 @@ def run_summarize(
     return report
 
 
+def _sweep_temp_files(settings: Settings) -> None:
+    """Remove the temp files of atomic writes that a killed run left behind. Only summarize
+    writes into the summaries folder and these two state files, and this runs under the
+    summarize run lock: no such temp file can belong to a live writer."""
+    import os
+    import re
+
+    temp = re.compile(r"^\..+\.tmp$")
+    candidates: list[Path] = []
+    if settings.summaries.is_dir():
+        for folder, _, files in os.walk(settings.summaries):
+            candidates += [Path(folder) / name for name in files if temp.match(name)]
+    for name in (LEDGER_NAME, RUN_RECORD_NAME):
+        candidates += list(settings.state_dir.glob(f".{name}.*.tmp"))
+    for path in candidates:
+        try:
+            path.unlink()
+        except OSError:
+            continue
+
+
 def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: RunReport,
          progress: Progress | None) -> None:
     cfg = settings.summarize
+    if not options.dry_run:
+        _sweep_temp_files(settings)
     ledger = Ledger(ledger_path(settings))
     files = _dedupe(list(discover.find_files(settings)))
     todo: list[Found] = []
@@ -447,7 +470,10 @@ def parse_since(value: str, now: datetime) -> datetime:
     text = value.strip()
     if len(text) >= 2 and text[:-1].isdigit() and text[-1] in "dh":
         amount = int(text[:-1])
-        return now - (timedelta(days=amount) if text[-1] == "d" else timedelta(hours=amount))
+        try:
+            return now - (timedelta(days=amount) if text[-1] == "d" else timedelta(hours=amount))
+        except OverflowError:  # `99999999999d` reaches before year 1
+            raise UsageError(f"--since {value!r} is too far back") from None
     try:
         if len(text) == 10:
             # A bare date means local midnight: that is what a person means by "since Monday".
