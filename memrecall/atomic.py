@@ -50,7 +50,7 @@ def read_json(path: Path, default: Any = None) -> Any:
     """Read JSON; a missing or corrupt file gives `default` (callers rebuild state)."""
     try:
         return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # RecursionError: absurdly deep nesting
         return default
 
 

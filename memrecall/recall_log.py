@@ -50,7 +50,7 @@ def read_entries(logs_dir: Path, since: datetime | None = None) -> Iterator[dict
             for line in handle:
                 try:
                     entry = json.loads(line)
-                except ValueError:
+                except (ValueError, RecursionError):
                     continue
                 if not isinstance(entry, dict):
                     continue

@@ -497,7 +497,7 @@ def _iter_records(lines: Iterable[str | bytes], session: Session) -> Iterator[di
             continue
         try:
             rec = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: `[[[[…` nested 100k deep
             session.malformed_lines += 1
             continue
         if not isinstance(rec, dict):

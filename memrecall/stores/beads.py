@@ -34,7 +34,7 @@ def resolve_files(location: Path) -> list[Path]:
         meta = json.loads((folder / "metadata.json").read_text(encoding="utf-8"))
         if isinstance(meta, dict) and isinstance(meta.get("jsonl_export"), str):
             named = meta["jsonl_export"]
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         pass
     if named and (folder / named).is_file():
         return [folder / named]
@@ -103,7 +103,7 @@ class BeadsStore:
             for _, raw in sorted(raw_lines.items()):
                 try:
                     issue = issue_from_record(json.loads(raw))
-                except ValueError:
+                except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
                     continue  # a line truncated mid-JSON is skipped, not fatal
                 if issue is None:
                     continue

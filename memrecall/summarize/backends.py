@@ -186,7 +186,7 @@ def _parse_result(stdout: str) -> dict | None:  # type: ignore[type-arg]
     for candidate in candidates:
         try:
             value = json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(value, list):  # stream-style arrays: the result message is last
             value = next((v for v in reversed(value) if isinstance(v, dict) and v.get("type") == "result"), None)
