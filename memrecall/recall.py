@@ -50,6 +50,7 @@ _TRIVIAL = re.compile(
 _SECRET_PREFIX = re.compile(
     r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpsr]-|AKIA|ASIA|AIza|eyJ)"
 )
+_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _PRIORITY = {
     "ticket": 0, "beads": 0,
     "path": 1, "url": 1, "code": 1, "snake": 1, "camel": 1, "dotted": 1, "kebab": 1,
@@ -213,24 +214,34 @@ def _valid_state(state: Any) -> dict[str, Any]:
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")
 
 
+# Any spelling of the wrapper's tags: attributes (`</memrecall-context x>`), self-closing,
+# spaces, fullwidth or small-form brackets (＜ ﹤), case.
+_WRAPPER_TAG = re.compile(r"[<＜﹤]\s*/?\s*memrecall[-_‐‑–—\s]*context\b[^>＞﹥\n]*[>＞﹥]", re.IGNORECASE)
+
+
 def _defang(text: str) -> str:
-    # A stored note must not be able to close the wrapper and speak as the system, nor
-    # carry terminal escapes or control bytes into the model's context.
-    text = _CONTROL.sub("", text)
-    return re.sub(r"</?\s*memrecall-context\s*>", "[memrecall-context tag removed]", text, flags=re.IGNORECASE)
+    # A stored note must not be able to close the wrapper and speak as the system.
+    return _WRAPPER_TAG.sub("[memrecall-context tag removed]", text)
+
+
+def _one_line(value: object) -> str:
+    # A beads title or status may hold newlines: a field must not start a line of its own
+    # (every stored line is quoted with `>`), or it could pose as the wrapper's own text.
+    return " ".join(str(value).split())
 
 
 def _render_hit(index: int, hit: Hit, lines: int) -> str:
     date = hit.date.date().isoformat() if hit.date else "undated"
-    where = hit.ref if hit.store == "beads" else f"{hit.path}"
-    head = f"[{index}] {hit.store} · {date} · {_defang(hit.title)}"
+    where = _one_line(hit.ref if hit.store == "beads" else f"{hit.path}")
+    head = f"[{index}] {hit.store} · {date} · {_one_line(hit.title)}"
     if hit.store == "beads":
-        head += f" ({hit.ref}, {hit.status or 'open'}" + (f", P{hit.priority}" if hit.priority is not None else "") + ")"
+        head += f" ({where}, {_one_line(hit.status or 'open')}" + (f", P{hit.priority}" if hit.priority is not None else "") + ")"
     else:
         head += f"\n    {where}:{hit.line}"
-    body = [head, f"    matched: {', '.join(hit.matched)}"]
-    body += [f"    > {_defang(text)}" for _, text in hit.lines[:lines]]
-    return "\n".join(body)
+    body = [head, f"    matched: {_one_line(', '.join(hit.matched))}"]
+    body += [f"    > {_one_line(text)}" for _, text in hit.lines[:lines]]
+    # Defanged once over the whole block: titles, ids, statuses, paths and lines alike.
+    return _defang("\n".join(body))
 
 
 def render_context(hits: list[Hit], budget: int, template: str) -> str | None:
@@ -266,7 +277,9 @@ def recall(
         "chars": 0,
     }
     if cfg.log_prompt:
-        log["prompt"] = hook.prompt
+        from .redact import redact_fast
+
+        log["prompt"] = redact_fast(hook.prompt)  # asked for, but never with its secrets
     if settings.warnings:
         log["warnings"] = list(settings.warnings)
     trivial = is_trivial(hook.prompt, cfg.min_prompt_chars)
@@ -279,6 +292,11 @@ def recall(
     if len(text) > KEYWORD_HEAD_CHARS + KEYWORD_TAIL_CHARS:
         text = text[:KEYWORD_HEAD_CHARS] + "\n" + text[-KEYWORD_TAIL_CHARS:]
         log["prompt_cut"] = True
+    # Secrets pasted into a prompt are never keywords: not in the log, not on rg's argv
+    # (which `ps` shows). The placeholders themselves are not words to search for.
+    from .redact import redact_fast
+
+    text = _PLACEHOLDER.sub(" ", redact_fast(text))
     keywords, notes = tokenize_text(
         text, backend or settings.tokenizer, settings,
         timeout=max(0.05, deadline - time.monotonic()),

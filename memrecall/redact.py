@@ -21,36 +21,61 @@ import math
 import re
 from typing import Any, Callable
 
-__all__ = ["redact", "redact_all", "PATTERNS"]
+__all__ = ["redact", "redact_all", "redact_fast", "PATTERNS"]
 
 _PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
+def _p(pattern: str, flags: int = 0) -> tuple[str, int]:
+    """Pattern source and flags; compiled once below (with re.ASCII), not twice."""
+    return pattern, flags
+
+
 # (kind, pattern, group to replace or 0 for the whole match)
-PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
-    ("private-key", re.compile(
+_SOURCES: list[tuple[str, tuple[str, int], int]] = [
+    ("private-key", _p(
         r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         re.S), 0),
     # Escaped newlines: a key pasted inside a JSON string or a tool input.
-    ("private-key", re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:\\n|[A-Za-z0-9+/=\s])+?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----)?"), 0),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), 0),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 0),
-    ("github-token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"), 0),
-    ("github-token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}"), 0),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
-    ("slack-token", re.compile(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"), 0),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"), 0),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b"), 0),
-    ("google-api-key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 0),
-    ("stripe-key", re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"), 0),
-    ("stripe-key", re.compile(r"\bwhsec_[0-9A-Za-z]{20,}"), 0),
-    ("npm-token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
-    ("huggingface-token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b"), 0),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), 0),
+    ("private-key", _p(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:\\n|[A-Za-z0-9+/=\s])+?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----)?"), 0),
+    ("anthropic-key", _p(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"), 0),
+    ("openai-key", _p(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 0),
+    ("github-token", _p(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}"), 0),
+    ("github-token", _p(r"\bgithub_pat_[A-Za-z0-9_]{30,}"), 0),
+    ("gitlab-token", _p(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 0),
+    ("slack-token", _p(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}"), 0),
+    ("slack-webhook", _p(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_\-]+"), 0),
+    ("aws-access-key", _p(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA)[A-Z0-9]{16}\b"), 0),
+    ("google-api-key", _p(r"\bAIza[0-9A-Za-z_\-]{35}"), 0),
+    ("stripe-key", _p(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}"), 0),
+    ("stripe-key", _p(r"\bwhsec_[0-9A-Za-z]{20,}"), 0),
+    ("npm-token", _p(r"\bnpm_[A-Za-z0-9]{36}\b"), 0),
+    ("huggingface-token", _p(r"\bhf_[A-Za-z0-9]{30,}\b"), 0),
+    ("sendgrid-key", _p(r"\bSG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{30,50}"), 0),
+    ("pypi-token", _p(r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{20,}"), 0),
+    ("google-oauth-secret", _p(r"\bGOCSPX-[A-Za-z0-9_\-]{20,}"), 0),
+    ("digitalocean-token", _p(r"\bdo[por]_v1_[a-f0-9]{64}\b"), 0),
+    ("shopify-token", _p(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b"), 0),
+    ("mailgun-key", _p(r"\bkey-[a-f0-9]{32}\b"), 0),
+    ("twilio-key", _p(r"\b(?:SK|AC)[a-f0-9]{32}\b"), 0),
+    ("discord-token", _p(r"\b[MN][A-Za-z0-9]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}"), 0),
+    ("telegram-token", _p(r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b"), 0),
+    ("azure-storage-key", _p(r"(?i)\b(?:AccountKey|SharedAccessKey)=([A-Za-z0-9+/]{20,}={0,2})"), 1),
+    ("jwt", _p(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), 0),
     # scheme://user:password@host — the password only, so the host stays readable.
-    ("url-password", re.compile(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"]+:([^\s@/'\"]{1,200})@"), 1),
-    ("bearer-token", re.compile(r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9_\-.~+/=]{16,})"), 1),
+    ("url-password", _p(r"\b[a-zA-Z][a-zA-Z0-9+.\-]{1,20}://[^\s:/@'\"]+:([^\s@/'\"]{1,200})@"), 1),
+    ("bearer-token", _p(r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9_\-.~+/=]{16,})"), 1),
+    # `Authorization: Basic dXNlcjpwYXNz` (base64 of user:password).
+    ("basic-auth", _p(r"(?i)\bbasic\s+([A-Za-z0-9+/]{16,}={0,2})(?![A-Za-z0-9+/=])"), 1),
+    # Japanese: `パスワードは Kx9-mQ2-pL7z です`, `APIキー：…`, `トークン= …` (the value is ASCII).
+    ("secret-assignment", _p(
+        r"(?:パスワード|暗証番号|トークン|シークレット|API ?キー|アクセスキー|秘密鍵|認証情報|クレデンシャル)"
+        r"[\s\u3000]*(?:は|が|を|:|：|=|＝)[\s\u3000]*[\"'「]?([!-~]{6,}?)[\"'」]?(?=[\s\u3000、。，．]|[^!-~]|$)"), 1),
+    # English prose: `the admin password is hunter2-Blue-77` (the value needs a digit).
+    ("secret-assignment", _p(
+        r"(?i)\b(?:password|passphrase|passwd|pwd|secret|api key|apikey|token)\s+(?:is|was|were|are)\s+"
+        r"[\"'`]?([!-~]*\d[!-~]*?)[\"'`]?(?=[\s.,;]*(?:\s|$))"), 1),
     # KEY=value / KEY: value / "key": "value" where the key names a secret.
-    ("secret-assignment", re.compile(
+    ("secret-assignment", _p(
         r"""(?ix)
         (?<![A-Za-z0-9])
         ["']?[A-Za-z0-9_.\-]*(?:pass(?:word|wd|phrase)?|pwd|secret|token|api[_\-]?key|apikey|
@@ -66,7 +91,9 @@ PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
 
 # ASCII word boundaries: in Python `\b` treats kana and kanji as word characters, so a key
 # written right after Japanese text (`値はsk-ant-…です`) would otherwise never match.
-PATTERNS = [(kind, re.compile(p.pattern, (p.flags & ~re.UNICODE) | re.ASCII), g) for kind, p, g in PATTERNS]
+PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
+    (kind, re.compile(pattern, (flags & ~re.UNICODE) | re.ASCII), g) for kind, (pattern, flags), g in _SOURCES
+]
 
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=\-]{32,}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -259,3 +286,13 @@ def redact_all(texts: list[str]) -> tuple[list[str], int]:
         out.append(clean)
         total += n
     return out, total
+
+
+def redact_fast(text: str) -> str:
+    """memrecall's own patterns only (no detect-secrets import, ~1 ms for a prompt): for the
+    hook's hot path and search output, where a secret in a user's own note or prompt must
+    not reach the model API, the recall log or another user's `ps` (rg's argv)."""
+    if not text or text.isspace():
+        return text
+    return _regex_pass(text)[0]
+

@@ -20,6 +20,7 @@ from . import ranking
 from .config import Settings
 from .grep import grep
 from .keywords import Keyword, list_file_lines
+from .redact import redact_fast
 from .stores.base import Document, Store, read_lines
 
 STORE_NAMES = ("beads", "obsidian", "summaries")
@@ -439,13 +440,16 @@ def search(
                     store=store.name,
                     ref=cand.doc.ref,
                     path=cand.doc.path,
-                    title=cand.doc.title,
+                    # A secret in a user's own note is redacted in everything shown: the
+                    # injected context goes to the model API, titles go to the recall log.
+                    # Redacted before the snippet is cut: a cut key no longer looks like one.
+                    title=redact_fast(cand.doc.title),
                     date=cand.doc.date,
                     score=score,
                     matched=[scorer.by_key[k].text if k in scorer.by_key else k for k in matched_keys],
                     line=best[0][0],
-                    snippet=_snippet(best[0][1], best[0][2]),
-                    lines=[(n, _snippet(t, keys)) for n, t, keys in best],
+                    snippet=_snippet(redact_fast(best[0][1]), best[0][2]),
+                    lines=[(n, _snippet(redact_fast(t), keys)) for n, t, keys in best],
                     status=cand.doc.status,
                     priority=cand.doc.priority,
                     distinctive=distinctive,
