@@ -91,9 +91,47 @@ _SOURCES: list[tuple[str, tuple[str, int], int]] = [
 
 # ASCII word boundaries: in Python `\b` treats kana and kanji as word characters, so a key
 # written right after Japanese text (`値はsk-ant-…です`) would otherwise never match.
-PATTERNS: list[tuple[str, re.Pattern[str], int]] = [
-    (kind, re.compile(pattern, (flags & ~re.UNICODE) | re.ASCII), g) for kind, (pattern, flags), g in _SOURCES
-]
+# Compiled on first use (≈35 ms for all of them): the hook scrubs every prompt and snippet,
+# but almost none contain anything a pattern could match, and _could_hold_secret says so
+# without compiling them.
+_COMPILED: list[tuple[str, re.Pattern[str], int]] = []
+
+
+def _compiled_patterns() -> list[tuple[str, re.Pattern[str], int]]:
+    if not _COMPILED:
+        _COMPILED.extend(
+            (kind, re.compile(pattern, (flags & ~re.UNICODE) | re.ASCII), g)
+            for kind, (pattern, flags), g in _SOURCES
+        )
+    return _COMPILED
+
+
+def __getattr__(name: str) -> Any:
+    if name == "PATTERNS":
+        return _compiled_patterns()
+    raise AttributeError(name)
+
+
+# A necessary condition for any pattern above (and the entropy pass) to match: a marker
+# (`-----BEGIN`, `user:pass@` in a URL, a provider prefix, a secret-ish word in English or
+# Japanese), or a long token run with an upper-case letter or a digit. Every provider key is
+# either prefixed or such a run; every assignment pattern needs one of the words.
+_MARKERS = re.compile(
+    r"-----BEGIN|://\S*@|hooks\.slack\.com"
+    r"|(?<![A-Za-z0-9])(?:sk-|sk_|rk_|pk_|gh[pousr]_|github_pat_|glpat-|xox|whsec_|npm_|hf_|pypi-"
+    r"|do[por]_v1_|shp|key-)"
+    r"|(?i:pass|pwd|secret|token|api.?key|access.?key|private.?key|auth|credential|session.?key"
+    r"|accountkey|sharedaccesskey|bearer|basic)"
+    r"|パスワード|暗証番号|トークン|シークレット|キー|秘密鍵|認証情報|クレデンシャル"
+)
+_LONG_RUN = re.compile(r"[A-Za-z0-9_+/=.\-]{15,}")
+_UPPER_OR_DIGIT = re.compile(r"[A-Z0-9]")
+
+
+def _could_hold_secret(text: str) -> bool:
+    if _MARKERS.search(text):
+        return True
+    return any(_UPPER_OR_DIGIT.search(run.group(0)) for run in _LONG_RUN.finditer(text))
 
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=\-]{32,}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -190,7 +228,7 @@ def _kind_of(secret_type: str) -> str:
 
 def _regex_pass(text: str) -> tuple[str, int]:
     count = 0
-    for kind, pattern, group in PATTERNS:
+    for kind, pattern, group in _compiled_patterns():
         def replace(match: re.Match[str], kind: str = kind, group: int = group) -> str:
             nonlocal count
             if group == 0:
@@ -292,7 +330,7 @@ def redact_fast(text: str) -> str:
     """memrecall's own patterns only (no detect-secrets import, ~1 ms for a prompt): for the
     hook's hot path and search output, where a secret in a user's own note or prompt must
     not reach the model API, the recall log or another user's `ps` (rg's argv)."""
-    if not text or text.isspace():
+    if not text or text.isspace() or not _could_hold_secret(text):
         return text
     return _regex_pass(text)[0]
 

@@ -58,6 +58,8 @@ class Hit:
     # The prompt's top-level keywords this hit matched: a compound and its own pieces
     # (型エラー, エラー) are one topic, so they cannot pass the "several keywords" gate alone.
     topics: list[str] = field(default_factory=list)
+    # The best matching lines, unredacted, until the hit is returned (then cleared).
+    best: list[tuple[int, str, set[str]]] = field(default_factory=list, repr=False)
     # Set by the recall gate: the session-accumulated score and why it fired.
     acc: float = 0.0
     why: str = ""
@@ -440,24 +442,36 @@ def search(
                     store=store.name,
                     ref=cand.doc.ref,
                     path=cand.doc.path,
-                    # A secret in a user's own note is redacted in everything shown: the
-                    # injected context goes to the model API, titles go to the recall log.
-                    # Redacted before the snippet is cut: a cut key no longer looks like one.
-                    title=redact_fast(cand.doc.title),
+                    title=cand.doc.title,
                     date=cand.doc.date,
                     score=score,
                     matched=[scorer.by_key[k].text if k in scorer.by_key else k for k in matched_keys],
                     line=best[0][0],
-                    snippet=_snippet(redact_fast(best[0][1]), best[0][2]),
-                    lines=[(n, _snippet(redact_fast(t), keys)) for n, t, keys in best],
+                    snippet=_snippet(best[0][1], best[0][2]),
+                    lines=[(n, t) for n, t, _ in best],
                     status=cand.doc.status,
                     priority=cand.doc.priority,
                     distinctive=distinctive,
                     coverage=coverage,
                     main_keyword=scorer.by_key[main].text if main in scorer.by_key else main,
                     topics=topics,
+                    best=best,
                 )
             )
     hits.sort(key=lambda h: h.score, reverse=True)
     outcome.hits = _newer_first(_collapse(hits[: limit * 3]))[:limit]
+    for hit in outcome.hits:
+        _redact_shown(hit)
     return outcome
+
+
+def _redact_shown(hit: Hit) -> None:
+    """A secret in a user's own note is redacted in everything shown: the injected context
+    goes to the model API, titles go to the recall log. Only the hits that are returned are
+    redacted (the gate is cheap, but not free on 40 loaded candidates), and before the
+    snippet is cut: a cut key no longer looks like one."""
+    hit.title = redact_fast(hit.title)
+    best, hit.best = hit.best, []
+    if best:
+        hit.snippet = _snippet(redact_fast(best[0][1]), best[0][2])
+        hit.lines = [(n, _snippet(redact_fast(t), keys)) for n, t, keys in best]
