@@ -30,12 +30,14 @@ def tokenize_main(backend: str | None, as_json: bool) -> int:
     settings = load_settings()
     for warning in settings.warnings:
         sys.stderr.write(f"Warning: {warning}\n")
-    name = (backend or settings.tokenizer).strip()
-    if backend is not None and name.lower() not in ("auto", "sudachi", "mecab", "regex") and not name.startswith("command:"):
+    if backend is not None:
         # Checked before reading stdin: an empty input must not hide a bad --backend.
-        from .tokenizers import CHOICES
+        from .tokenizers import check_backend_name
 
-        return _fail(f"unknown tokenizer backend {name!r}; choose one of: {', '.join(CHOICES)}", 2)
+        try:
+            check_backend_name(backend)
+        except MemrecallError as exc:
+            return _fail(str(exc), exc.exit_code)
     text = read_stdin_text()
     try:
         keywords, notes = tokenize_text(text, backend or settings.tokenizer, settings)

@@ -50,7 +50,6 @@ _TRIVIAL = re.compile(
 _SECRET_PREFIX = re.compile(
     r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpsr]-|AKIA|ASIA|AIza|eyJ)"
 )
-_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _PRIORITY = {
     "ticket": 0, "beads": 0,
     "path": 1, "url": 1, "code": 1, "snake": 1, "camel": 1, "dotted": 1, "kebab": 1,
@@ -294,9 +293,9 @@ def recall(
         log["prompt_cut"] = True
     # Secrets pasted into a prompt are never keywords: not in the log, not on rg's argv
     # (which `ps` shows). The placeholders themselves are not words to search for.
-    from .redact import redact_fast
+    from .redact import PLACEHOLDER, redact_fast
 
-    text = _PLACEHOLDER.sub(" ", redact_fast(text))
+    text = PLACEHOLDER.sub(" ", redact_fast(text))
     keywords, notes = tokenize_text(
         text, backend or settings.tokenizer, settings,
         timeout=max(0.05, deadline - time.monotonic()),
@@ -332,9 +331,7 @@ def recall(
     with locked(state_path, timeout=min(0.5, remaining)):
         is_new = not state_path.exists()
         state = _valid_state(read_json(state_path, None))
-        chosen, top = _gate(state, outcome.hits, settings)
-        skipped = state.pop("skipped_injected", 0)
-        best_was_injected = state.pop("best_was_injected", False)
+        chosen, top, skipped, best_was_injected = _gate(state, outcome.hits, settings)
         context = None
         if chosen:
             context = render_context(chosen, cfg.budget_chars, template("context.md"))
@@ -374,7 +371,9 @@ def recall(
 
 def _gate(
     state: dict[str, Any], hits: list[Hit], settings: Settings
-) -> tuple[list[Hit], list[dict[str, Any]]]:
+) -> tuple[list[Hit], list[dict[str, Any]], int, bool]:
+    """Advance the session's scores by one turn. Returns the hits to inject, the top scores
+    for the log, how many hits were skipped as already injected, and whether the best one was."""
     cfg = settings.recall
     state["turn"] += 1
     turn = state["turn"]
@@ -386,11 +385,10 @@ def _gate(
             if entry["acc"] >= 0.05:
                 scores[key] = entry
     eligible = []
-    state["skipped_injected"] = 0
-    state["best_was_injected"] = bool(hits) and hits[0].key in injected
+    skipped = 0
     for hit in hits:
         if hit.key in injected:
-            state["skipped_injected"] += 1
+            skipped += 1
             continue
         entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
         entry["acc"] = float(entry["acc"]) + hit.score
@@ -420,4 +418,4 @@ def _gate(
         best = eligible[0].acc
         # Tag-alongs far below the best hit are noise, not memory.
         eligible = [h for h in eligible if h.acc >= 0.5 * best][: cfg.max_hits]
-    return eligible, top
+    return eligible, top, skipped, bool(hits) and hits[0].key in injected

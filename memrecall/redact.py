@@ -21,9 +21,10 @@ import math
 import re
 from typing import Any, Callable
 
-__all__ = ["redact", "redact_all", "redact_fast", "PATTERNS"]
+__all__ = ["redact", "redact_all", "redact_fast", "PATTERNS", "PLACEHOLDER"]
 
-_PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+# What every redaction leaves behind (recall strips it before extracting keywords).
+PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 
 def _p(pattern: str, flags: int = 0) -> tuple[str, int]:
     """Pattern source and flags; compiled once below (with re.ASCII), not twice."""
@@ -235,7 +236,7 @@ def _regex_pass(text: str) -> tuple[str, int]:
                 count += 1
                 return f"[REDACTED:{kind}]"
             value = match.group(group)
-            if not value or _PLACEHOLDER.fullmatch(value) or value.startswith("[REDACTED"):
+            if not value or PLACEHOLDER.fullmatch(value) or value.startswith("[REDACTED"):
                 return match.group(0)
             if kind == "secret-assignment" and not _looks_like_secret_value(value):
                 return match.group(0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -322,8 +323,6 @@ def _ratio_at_least(a: str, b: str, threshold: float) -> bool:
     if not longest or 200 * min(len(a), len(b)) / longest < threshold:
         return False
     # The ratio is 200·LCS/(len a + len b), and the LCS is at most the shared characters.
-    from collections import Counter
-
     shared = sum((Counter(a) & Counter(b)).values())
     if 200 * shared / longest < threshold:
         return False
@@ -447,8 +446,10 @@ def search(
                     score=score,
                     matched=[scorer.by_key[k].text if k in scorer.by_key else k for k in matched_keys],
                     line=best[0][0],
+                    # Unredacted, for near-duplicate checks only; _redact_shown sets the
+                    # snippet and `lines` shown, once the hit is among those returned.
                     snippet=_snippet(best[0][1], best[0][2]),
-                    lines=[(n, t) for n, t, _ in best],
+                    lines=[],
                     status=cand.doc.status,
                     priority=cand.doc.priority,
                     distinctive=distinctive,

@@ -11,7 +11,7 @@ from typing import Callable
 from ..errors import BackendUnavailable, UsageError
 from .base import Analyzer, Term
 
-__all__ = ["Analyzer", "Term", "BACKENDS", "CHOICES", "resolve"]
+__all__ = ["Analyzer", "Term", "BACKENDS", "CHOICES", "check_backend_name", "resolve"]
 
 
 def _sudachi() -> Analyzer:
@@ -37,6 +37,15 @@ AUTO_ORDER = ("sudachi", "mecab", "regex")
 CHOICES = ("auto", *BACKENDS, "command:<program>")
 
 
+def check_backend_name(name: str) -> None:
+    """UsageError unless `name` is a backend memrecall knows; cheap, so callers can check
+    before reading input or loading a dictionary."""
+    name = name.strip()
+    if name.startswith("command:") or name.lower() in ("auto", *BACKENDS):
+        return
+    raise UsageError(f"unknown tokenizer backend {name!r}; choose one of: {', '.join(CHOICES)}")
+
+
 def resolve(name: str, timeout: float | None = None) -> tuple[Analyzer, list[str]]:
     """Return the analyser for `name` and notes about any fallback taken. `timeout` bounds
     an external (`command:`) analyser; the hook passes what is left of its deadline."""
@@ -57,8 +66,5 @@ def resolve(name: str, timeout: float | None = None) -> tuple[Analyzer, list[str
             except BackendUnavailable as exc:
                 notes.append(f"tokenizer {candidate} unavailable ({exc}); falling back")
         raise AssertionError("the regex backend has no dependencies")  # pragma: no cover
-    if key not in BACKENDS:
-        raise UsageError(
-            f"unknown tokenizer backend {name!r}; choose one of: {', '.join(CHOICES)}"
-        )
+    check_backend_name(name)
     return BACKENDS[key](), []
