@@ -210,48 +210,96 @@ def _valid_state(state: Any) -> dict[str, Any]:
 
 # --- rendering --------------------------------------------------------------------------
 
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|[\x00-\x08\x0b-\x1f\x7f]")
+# Detail levels, most first: quoted lines per memory, and the most characters one stored
+# field (title, path, status, keywords, a quoted line) may take. The last level is about
+# 170 characters a memory, what config's least budget leaves room for.
+_LEVELS = ((3, 240), (2, 160), (1, 120), (1, 60), (0, 40))
+# Read no more of one field than the widest level can show: a 1 MB minified line in a note
+# must not be normalised whole on the hook's clock.
+_FIELD_READ = 4 * _LEVELS[0][1]
 
 
-# Any spelling of the wrapper's tags: attributes (`</memrecall-context x>`), self-closing,
-# spaces, fullwidth or small-form brackets (＜ ﹤), case.
-_WRAPPER_TAG = re.compile(r"[<＜﹤]\s*/?\s*memrecall[-_‐‑–—\s]*context\b[^>＞﹥\n]*[>＞﹥]", re.IGNORECASE)
+@dataclass
+class _Fields:
+    """One hit's stored text, each field made safe once (sanitize.quoted: one line, no
+    angle bracket of any spelling, no control or invisible character)."""
+
+    title: str
+    where: str
+    status: str
+    matched: str
+    lines: list[str]
 
 
-def _defang(text: str) -> str:
-    # A stored note must not be able to close the wrapper and speak as the system.
-    return _WRAPPER_TAG.sub("[memrecall-context tag removed]", text)
+def _safe_fields(hit: Hit) -> _Fields:
+    from .sanitize import quoted
+
+    def q(value: object) -> str:
+        return quoted(str(value)[:_FIELD_READ])
+
+    where = hit.ref if hit.store == "beads" else str(hit.path)
+    return _Fields(
+        title=q(hit.title),
+        where=quoted(where[-_FIELD_READ:]),
+        status=q(hit.status or "open"),
+        matched=q(", ".join(hit.matched)),
+        lines=[q(text) for _, text in hit.lines[: _LEVELS[0][0]]],
+    )
 
 
-def _one_line(value: object) -> str:
-    # A beads title or status may hold newlines: a field must not start a line of its own
-    # (every stored line is quoted with `>`), or it could pose as the wrapper's own text.
-    return " ".join(str(value).split())
+def _cut(text: str, width: int, keep_end: bool = False) -> str:
+    if len(text) <= width:
+        return text
+    return "…" + text[-(width - 1):] if keep_end else text[: width - 1] + "…"
 
 
-def _render_hit(index: int, hit: Hit, lines: int) -> str:
+def _render_hit(index: int, hit: Hit, fields: _Fields, lines: int, width: int) -> str:
+    # Every stored field sits on one line after a fixed prefix the renderer wrote, so no
+    # stored text starts a line, and none holds a `<` a prefix's `>` could complete.
     date = hit.date.date().isoformat() if hit.date else "undated"
-    where = _one_line(hit.ref if hit.store == "beads" else f"{hit.path}")
-    head = f"[{index}] {hit.store} · {date} · {_one_line(hit.title)}"
+    head = f"[{index}] {hit.store} · {date} · {_cut(fields.title, width)}"
     if hit.store == "beads":
-        head += f" ({where}, {_one_line(hit.status or 'open')}" + (f", P{hit.priority}" if hit.priority is not None else "") + ")"
+        head += f" ({_cut(fields.where, width)}, {_cut(fields.status, 20)}"
+        head += (f", P{hit.priority}" if isinstance(hit.priority, int) else "") + ")"
     else:
-        head += f"\n    {where}:{hit.line}"
-    body = [head, f"    matched: {_one_line(', '.join(hit.matched))}"]
-    body += [f"    > {_one_line(text)}" for _, text in hit.lines[:lines]]
-    # Defanged once over the whole block: titles, ids, statuses, paths and lines alike.
-    return _defang("\n".join(body))
+        head += f"\n    {_cut(fields.where, width, keep_end=True)}:{int(hit.line)}"
+    body = [head, f"    matched: {_cut(fields.matched, width)}"]
+    body += [f"    > {_cut(text, width)}" for text in fields.lines[:lines]]
+    return "\n".join(body)
+
+
+def fit_context(hits: list[Hit], budget: int, template: str) -> tuple[str | None, list[Hit]]:
+    """The context for as many hits as fit in `budget` characters, and the hits it shows.
+
+    Detail goes before memories: the first level at which every hit fits wins. A hit too
+    big even at the least detail is left out, never a reason to show nothing; then the
+    level that shows the most hits (the more detailed on a tie) wins. Only the hits
+    returned were shown: the caller records those, and no others, as injected.
+    """
+    fields = [_safe_fields(hit) for hit in hits]
+    best: tuple[str | None, list[Hit]] = (None, [])
+    for lines, width in _LEVELS:
+        shown: list[Hit] = []
+        blocks: list[str] = []
+        for hit, safe in zip(hits, fields):
+            block = _render_hit(len(shown) + 1, hit, safe, lines, width)
+            if len(_fill(template, blocks + [block])) <= budget:
+                shown.append(hit)
+                blocks.append(block)
+        if len(shown) > len(best[1]):
+            best = (_fill(template, blocks), shown)
+        if len(shown) == len(hits):
+            break
+    return best
+
+
+def _fill(template: str, blocks: list[str]) -> str:
+    return template.replace("{hits}", "\n\n".join(blocks)).strip()
 
 
 def render_context(hits: list[Hit], budget: int, template: str) -> str | None:
-    """Fit the hits into the template within `budget` characters, dropping detail first."""
-    for lines in (3, 2, 1):
-        for count in range(len(hits), 0, -1):
-            blocks = "\n\n".join(_render_hit(i + 1, h, lines) for i, h in enumerate(hits[:count]))
-            text = template.replace("{hits}", blocks).strip()
-            if len(text) <= budget:
-                return text
-    return None
+    """The context text alone (doctor's probe), or None when not one hit fits."""
+    return fit_context(hits, budget, template)[0]
 
 
 # --- the core ---------------------------------------------------------------------------
@@ -332,32 +380,41 @@ def recall(
         is_new = not state_path.exists()
         state = _valid_state(read_json(state_path, None))
         chosen, top, skipped, best_was_injected = _gate(state, outcome.hits, settings)
-        context = None
+        context, shown = None, []
         if chosen:
-            context = render_context(chosen, cfg.budget_chars, template("context.md"))
-        if context:
-            turn = state["turn"]
-            state["injected"] += [{"store": h.store, "ref": h.ref, "turn": turn} for h in chosen]
+            context, shown = fit_context(chosen, cfg.budget_chars, template("context.md"))
+        # Only what the context shows is injected: a hit the budget left out stays eligible.
+        turn = state["turn"]
+        state["injected"] += [{"store": h.store, "ref": h.ref, "turn": turn} for h in shown]
         write_json_atomic(state_path, state)
     if is_new:
         _clean_old_states(state_path.parent)
 
     log["top"] = top
+    shown_ids = {id(h) for h in shown}
+    left_out = [h.key for h in chosen if id(h) not in shown_ids]
+    if left_out:
+        log["over_budget"] = left_out
     if context:
+        from .sanitize import clean
+
         log.update(
             decision="inject",
-            reason="; ".join(h.why for h in chosen),
+            reason="; ".join(h.why for h in shown),
             chars=len(context),
             injected=[
                 {
-                    "store": h.store, "ref": h.ref, "title": h.title, "score": round(h.score, 3),
+                    "store": h.store, "ref": h.ref, "title": clean(h.title)[:200], "score": round(h.score, 3),
                     "acc": round(h.acc, 3), "matched": h.matched, "main": h.main_keyword,
                 }
-                for h in chosen
+                for h in shown
             ],
         )
         return RecallResult(context, log)
-    if not outcome.hits:
+    if chosen:
+        # Strong enough to inject, too big to fit: say so, or a user lowers the threshold.
+        log["reason"] = f"over budget ({len(chosen)} memories, none fits in {cfg.budget_chars} characters)"
+    elif not outcome.hits:
         log["reason"] = "no candidates"
     elif best_was_injected:
         # The strongest match is already in this session's context: staying quiet is right.
