@@ -190,6 +190,25 @@ _BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
 }
 
 
+# The earliest cut-off any reader computes; a day's margin keeps local-time conversions in range.
+_EARLIEST = datetime(1, 1, 3, tzinfo=timezone.utc)
+# Room for one short memory beside the template's own text (measured: a summary hit with its
+# path and one quoted line renders in about 170 characters).
+ONE_HIT_CHARS = 200
+
+
+def _min_budget() -> int | None:
+    """The smallest recall.budget_chars that can inject anything: the context template's own
+    text plus one short memory. None when the template cannot be read (recall reports that)."""
+    from .resources import template
+
+    try:
+        frame = template("context.md").replace("{hits}", "").strip()
+    except OSError:
+        return None
+    return len(frame) + ONE_HIT_CHARS
+
+
 _TOP_KEYS = {"obsidian", "beads", "summaries", "claude_projects", "tokenizer", "retention_days"}
 
 
@@ -217,6 +236,14 @@ def load_settings(
             _apply_section(summarize, value, "summarize", warnings)
         elif key not in _TOP_KEYS:
             warnings.append(f"config has unknown key {key!r}; ignored")
+    if recall.budget_chars < RecallSettings.budget_chars:  # the template is read only then
+        least = _min_budget()
+        if least is not None and recall.budget_chars < least:
+            warnings.append(
+                f"config [recall] budget_chars = {recall.budget_chars} cannot hold the context template and "
+                f"one memory (at least {least}); using {RecallSettings.budget_chars}"
+            )
+            recall.budget_chars = RecallSettings.budget_chars
 
     def pick(name: str, env_name: str) -> Any:
         if name in flags:
@@ -258,6 +285,9 @@ def load_settings(
     if not isinstance(retention, int) or isinstance(retention, bool) or retention < 1:
         warnings.append("config retention_days must be a positive integer; using 90")
         retention = 90
+    # `retention_days = 999999` means "keep forever". Every reader computes now - retention,
+    # which must stay after year 1 or it overflows (and recall stops): clamp, no warning.
+    retention = min(retention, max(1, (now - _EARLIEST).days))
 
     return Settings(
         home=home,

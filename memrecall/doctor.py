@@ -64,14 +64,83 @@ def _run(argv: list[str] | str, timeout: float = 15, **kwargs: Any) -> subproces
     )
 
 
+def _run_python(args: list[str], timeout: float, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+    """This interpreter in an empty folder with -P: `python -c` would otherwise import from
+    the current folder, and a cloned repository can hold a `memrecall/` package of its own."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="memrecall-doctor-") as empty:
+        return _run([sys.executable, "-P", *args], timeout=timeout, cwd=empty, **kwargs)
+
+
 # --- the checks -------------------------------------------------------------------------
+
+def _recall_probe(settings: Settings) -> None:
+    """Build what the hook builds from these settings: every store, a search, the rendered
+    context. Raises what would turn recall off (the hook logs it and stays silent)."""
+    from .keywords import Keyword
+    from .recall import render_context
+    from .resources import template
+    from .search import Hit, open_stores, search
+
+    keywords = [Keyword("memrecall-doctor-probe", "identifier", "", "regex")]
+    # Stores passed in: the plain scan, no index refresh started in the background.
+    search(keywords, settings, stores=open_stores(settings), deadline=time.monotonic() + 10, limit=1)
+    hit = Hit(store="summaries", ref="probe", path=Path("2026/11/2026-11-30-abcdef12.md"), title="決済タイムアウト",
+              date=settings.now, score=1.0, matched=["決済"], line=1, snippet="",
+              lines=[(1, "PAY-1234 の決済タイムアウトを 5 秒にした。")])
+    if render_context([hit], settings.recall.budget_chars, template("context.md")) is None:
+        raise ValueError(f"recall.budget_chars = {settings.recall.budget_chars} cannot hold the context and one memory")
+
 
 def check_config(settings: Settings) -> list[Check]:
     where = settings.config_path
     present = bool(where and where.is_file())
+    try:
+        _recall_probe(settings)
+    except Exception as exc:  # whatever it is, the hook would hit it on every prompt
+        return [Check("config", FAIL, f"these settings break recall: {exc.__class__.__name__}: {exc}"[:400],
+                      f"fix {where} (or the MEMRECALL_* variables)")]
     if settings.warnings:
         return [Check("config", WARN, "; ".join(settings.warnings)[:400], f"fix {where}")]
     return [Check("config", OK, f"{where} ({'read' if present else 'not present, defaults'}); home {settings.home}")]
+
+
+HOME_PROBE_BYTES = 64 * 1024
+HOME_LOW_BYTES = 50 * 1024 * 1024
+
+
+def check_home(settings: Settings) -> list[Check]:
+    """The hook writes its log and session state under MEMRECALL_HOME on every prompt; a
+    read-only or full home loses both silently. Proven by writing, not by permission bits
+    (root ignores those, and a full disk has the right bits)."""
+    home = settings.home
+    fix = "make MEMRECALL_HOME a writable folder with free space"
+    try:
+        home.mkdir(parents=True, exist_ok=True)  # what the first hook run would do
+        probe = home / f".memrecall-doctor-{os.getpid()}-{os.urandom(4).hex()}.tmp"
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        try:
+            try:
+                # Real bytes, synced: a full disk often still lets an empty file be created.
+                data = memoryview(b"\0" * HOME_PROBE_BYTES)
+                while data:
+                    data = data[os.write(fd, data):]
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        finally:
+            try:
+                os.unlink(probe)
+            except FileNotFoundError:
+                pass
+        free = shutil.disk_usage(home).free
+    except OSError as exc:
+        return [Check("home", FAIL, f"cannot write in {home}: {exc.strerror or exc}", fix)]
+    if free < HOME_LOW_BYTES:
+        status = FAIL if free < HOME_PROBE_BYTES * 16 else WARN
+        return [Check("home", status, f"{home}: only {_human(free)} free", fix)]
+    return [Check("home", OK, f"{home}: writable, {_human(free)} free")]
 
 
 def check_rg() -> list[Check]:
@@ -112,7 +181,7 @@ def check_tokenizers(settings: Settings) -> list[Check]:
         label = f"tokenizer {name}"
         started = time.perf_counter()
         try:
-            done = _run([sys.executable, "-c", _TOKENIZER_PROBE, name], timeout=60)
+            done = _run_python(["-c", _TOKENIZER_PROBE, name], timeout=60)
             result = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {
                 "error": (done.stderr.strip().splitlines() or ["no output"])[-1]
             }
@@ -185,43 +254,147 @@ def check_stores(settings: Settings) -> list[Check]:
         infos = [i for i in (summary_info(p, root) for p in iter_summary_files(root)) if i is not None]
         fresh = sum(1 for i in infos if i.date.timestamp() >= cutoff)
         status = OK if infos else WARN
+        window = f"within {settings.retention_days} days" if settings.retention_days < 36500 else "kept (no retention limit)"
         checks.append(Check(
             "store summaries", status,
-            f"{root}: {len(infos)} summaries, {fresh} within {settings.retention_days} days",
+            f"{root}: {len(infos)} summaries, {fresh} {window}",
             "" if infos else "run memrecall summarize", (time.perf_counter() - started) * 1000,
         ))
     return checks
 
 
-def _settings_files() -> list[tuple[str, Path]]:
+def _settings_files(project: bool) -> list[tuple[str, Path]]:
+    """The user's settings; a project's only when asked: a cloned repository chooses what
+    its `.claude/` holds, and doctor must not even read it uninvited."""
     from .install import claude_dir
 
-    cwd = Path.cwd()
-    return [
-        ("user", claude_dir() / "settings.json"),
-        ("project", cwd / ".claude" / "settings.json"),
-        ("local", cwd / ".claude" / "settings.local.json"),
-    ]
+    files = [("user", claude_dir() / "settings.json")]
+    if project:
+        cwd = Path.cwd()
+        files += [("project", cwd / ".claude" / "settings.json"), ("local", cwd / ".claude" / "settings.local.json")]
+    return files
 
 
-def _program_exists(program: str) -> bool:
-    path = Path(program).expanduser()
-    if path.is_absolute() or os.sep in program or "/" in program:
-        return path.is_file() and os.access(path, os.X_OK)
-    return shutil.which(program) is not None
+def _resolve_program(program: str) -> Path | None:
+    """Where a program named in a hook command lives, found without running anything."""
+    expanded = Path(program)
+    if expanded.is_absolute() or "/" in program or os.sep in program:
+        return expanded if expanded.exists() else None
+    found = shutil.which(program)
+    return Path(found) if found else None
 
 
-def check_hook() -> list[Check]:
-    from .install import command_program, our_handlers, read_settings_file
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
+
+
+def _own_entry_points() -> list[Path]:
+    """Files that are this very installation: the console script pip put beside this
+    interpreter. Not PATH: PATH may lead anywhere, a project folder included."""
+    import sysconfig
+
+    name = "memrecall.exe" if sys.platform == "win32" else "memrecall"
+    candidates = [Path(sysconfig.get_path("scripts")) / name, Path(sys.executable).parent / name]
+    return [c for c in candidates if c.is_file()]
+
+
+def _own_probe_argv(argv: list[str]) -> list[str] | None:
+    """A fixed argv that runs this installation's hook, when the configured command names
+    this installation; None when it names anything else (that is never run)."""
+    program = _resolve_program(argv[0])
+    if program is None:
+        return None
+    if len(argv) == 2:
+        for own in _own_entry_points():
+            if _same_file(program, own):
+                return [str(own), "recall"]
+        return None
+    if _same_file(program, Path(sys.executable)):
+        # -P: the current folder (a project's, maybe holding its own `memrecall/`) is not
+        # put on sys.path.
+        return [sys.executable, "-P", "-m", "memrecall", "recall"]
+    return None
+
+
+def _show(command: str) -> str:
+    # repr escapes terminal controls and bidi marks a settings file may hold.
+    text = repr(command)
+    return text if len(text) <= 160 else text[:157] + "…"
+
+
+def _looks_like_memrecall_script(path: Path) -> bool:
+    """Read, never run: a pip console script for memrecall imports it in its first lines."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b"from memrecall" in head or b"import memrecall" in head
+
+
+def _check_handler(scope: str, path: Path, handler: dict[str, Any]) -> Check:
+    from .install import hook_argv
+
+    label = f"hook ({scope})"
+    command = str(handler.get("command"))
+    argv = hook_argv(command)
+    if argv is None:
+        return Check(label, WARN, f"{path}: foreign command {_show(command)} is not plainly memrecall; not run",
+                     "doctor never runs configured commands; check what it runs yourself")
+    program = _resolve_program(argv[0])
+    if program is None:
+        return Check(label, FAIL, f"{path}: {_show(command)} points at a missing program",
+                     "run memrecall init again (it rewrites the path)")
+    if not (program.is_file() and os.access(program, os.X_OK)):
+        return Check(label, FAIL, f"{path}: {_show(command)}: {program} is not an executable file",
+                     "run memrecall init again (it rewrites the path)")
+    probe = _own_probe_argv(argv)
+    if probe is None:
+        known = len(argv) == 2 and _looks_like_memrecall_script(program)
+        what = "another memrecall installation" if known else "not this memrecall"
+        return Check(label, WARN, f"{path}: {_show(command)} runs {program}, {what}; not run",
+                     "run that installation's own doctor, or memrecall init to point the hook here")
+    timeout = handler.get("timeout")
+    started = time.perf_counter()
+    try:
+        import tempfile
+
+        # Run from an empty folder: nothing of the folder doctor was started in is involved.
+        with tempfile.TemporaryDirectory(prefix="memrecall-doctor-") as empty:
+            # MEMRECALL_INTERNAL makes the hook exit at once: this measures start-up
+            # without writing a recall log entry or touching session state.
+            done = _run(probe, timeout=30, input=HOOK_PROBE, cwd=empty,
+                        env={**os.environ, "MEMRECALL_INTERNAL": "1"})
+        code, stdout = done.returncode, done.stdout
+    except subprocess.TimeoutExpired:
+        code, stdout = -1, ""
+    ms = (time.perf_counter() - started) * 1000
+    if code != 0 or stdout.strip():
+        return Check(label, FAIL, f"{program} recall exited {code} (stdout {len(stdout)} chars)",
+                     "run memrecall recall by hand to see the error; memrecall init rewrites the hook", ms)
+    if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
+        return Check(label, WARN, f"{path}: no timeout (Claude Code waits up to 30 s)",
+                     "memrecall init sets timeout: 10", ms)
+    return Check(label, OK, f"{path}: {_show(command)[1:-1]} (timeout {timeout} s), this installation, "
+                 f"starts in {ms:.0f} ms", ms=ms)
+
+
+def check_hook(project: bool = False) -> list[Check]:
+    """Find the hook in the settings files and check the program it names. Never runs a
+    configured command: a settings file is data, and a repository can ship one."""
     from .errors import MemrecallError
+    from .install import is_our_command, mentions_memrecall, prompt_handlers, read_settings_file
 
     checks: list[Check] = []
     found_any = False
-    for scope, path in _settings_files():
+    for scope, path in _settings_files(project):
         try:
             text, data = read_settings_file(path)
         except MemrecallError as exc:
-            checks.append(Check(f"hook ({scope})", FAIL, str(exc), "fix the JSON; Claude Code ignores a broken file"))
+            checks.append(Check(f"hook ({scope})", FAIL, str(exc), "fix the file; Claude Code ignores a broken one"))
             continue
         if text is None:
             continue
@@ -229,38 +402,18 @@ def check_hook() -> list[Check]:
         if isinstance(enabled, dict) and any(str(k).split("@")[0] == "memrecall" and v for k, v in enabled.items()):
             found_any = True
             checks.append(Check(f"hook ({scope})", OK, f"memrecall plugin enabled in {path}"))
-        for handler in our_handlers(data):
+        for handler in prompt_handlers(data):
+            command = handler.get("command")
+            if not (is_our_command(command) or mentions_memrecall(command)):
+                continue
             found_any = True
-            command = str(handler.get("command"))
-            program = command_program(command) or ""
-            timeout = handler.get("timeout")
-            if not _program_exists(program):
-                checks.append(Check(f"hook ({scope})", FAIL, f"{path}: {command!r} points at a missing program",
-                                    "run memrecall init again (it rewrites the path)"))
-                continue
-            started = time.perf_counter()
-            try:
-                # MEMRECALL_INTERNAL makes the hook exit at once: this measures start-up
-                # without writing a recall log entry or touching session state.
-                done = _run(command, timeout=30, shell=True, input=HOOK_PROBE,
-                            env={**os.environ, "MEMRECALL_INTERNAL": "1"})
-                code, stdout = done.returncode, done.stdout
-            except subprocess.TimeoutExpired:
-                code, stdout = -1, ""
-            ms = (time.perf_counter() - started) * 1000
-            if code != 0 or stdout.strip():
-                checks.append(Check(f"hook ({scope})", FAIL, f"{command!r} exited {code} (stdout {len(stdout)} chars)",
-                                    "run the command by hand to see the error; memrecall init rewrites it", ms))
-                continue
-            if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
-                checks.append(Check(f"hook ({scope})", WARN, f"{path}: no timeout (Claude Code waits up to 30 s)",
-                                    "memrecall init sets timeout: 10", ms))
-                continue
-            checks.append(Check(f"hook ({scope})", OK, f"{path}: {command} (timeout {timeout} s), starts in {ms:.0f} ms",
-                                ms=ms))
+            checks.append(_check_handler(scope, path, handler))
     if not found_any:
-        checks.append(Check("hook", FAIL, "the memrecall hook is not in any Claude Code settings file",
-                            "run memrecall init (or install the memrecall plugin)"))
+        fix = "run memrecall init (or install the memrecall plugin)"
+        local = Path.cwd() / ".claude"
+        if not project and any((local / name).exists() for name in ("settings.json", "settings.local.json")):
+            fix += "; installed in this project? memrecall doctor --project checks it"
+        checks.append(Check("hook", FAIL, "the memrecall hook is not in any Claude Code settings file", fix))
     return checks
 
 
@@ -355,13 +508,14 @@ def check_sizes(settings: Settings) -> list[Check]:
     return [Check("disk use", OK, detail)]
 
 
-def run_checks(settings: Settings) -> list[Check]:
+def run_checks(settings: Settings, project: bool = False) -> list[Check]:
     checks: list[Check] = []
     checks += _timed(lambda: check_config(settings), "config")
+    checks += _timed(lambda: check_home(settings), "home")
     checks += _timed(check_rg, "ripgrep")
     checks += _timed(lambda: check_tokenizers(settings), "tokenizers")
     checks += _timed(lambda: check_stores(settings), "stores")
-    checks += _timed(check_hook, "hook")
+    checks += _timed(lambda: check_hook(project), "hook")
     checks += _timed(lambda: check_claude(settings), "claude CLI")
     checks += _timed(lambda: check_summarize(settings), "summarize")
     checks += _timed(lambda: check_sizes(settings), "disk use")

@@ -2,10 +2,15 @@
 into the platform's scheduler.
 
 settings.json belongs to the user: it is parsed, changed in exactly one place (our handler
-under `hooks.UserPromptSubmit`), backed up, and written atomically. A file that is not
-valid JSON is refused untouched. "Ours" is recognised by the command (`memrecall … recall`
-or `-m memrecall recall`), so re-running init updates a stale path instead of adding a
-second hook, and `--uninstall` removes nothing else.
+under `hooks.UserPromptSubmit`), backed up, and written atomically (in place when it has
+other hard links, so every name keeps seeing one file). A file that is not valid JSON, or not
+a regular file, is refused untouched; numbers are written back exactly as the user wrote them.
+
+"Ours" is only the shape init itself writes: `<…/memrecall> recall` or `<python> -m memrecall
+recall`, plain words with no shell syntax. Re-running init updates such a stale path instead of
+adding a second hook, and `--uninstall` removes nothing else. A command of the user's own that
+runs memrecall (`nice memrecall recall`, `env X=1 memrecall recall`, `bash -c '…'`) is theirs:
+init neither rewrites nor removes it, and adds no second hook beside it.
 """
 
 from __future__ import annotations
@@ -40,10 +45,17 @@ CARRIED_ENV = (
     "MEMRECALL_CLAUDE_PROJECTS", "MEMRECALL_TOKENIZER", "CLAUDE_CONFIG_DIR",
 )
 
-_OURS = re.compile(
-    r"""(?:^|[\s/\\"'])memrecall(?:\.exe)?["']?\s+recall(?:\s|$)|-m\s+["']?memrecall["']?\s+recall(?:\s|$)""",
+# Any command that mentions running memrecall's hook, however it is wrapped.
+_MENTIONS = re.compile(
+    r"""(?:^|[^\w.-])memrecall(?:\.exe)?["']?\s+["']?recall(?![\w.-])""",
     re.IGNORECASE,
 )
+# Characters a shell gives meaning to (chaining, substitution, redirection, expansion, globs,
+# comments, escapes, cmd.exe's variables). A command holding one is not plainly "run this
+# program with these words", so it is never taken for the entry init writes.
+_SHELL_SYNTAX = frozenset("$`;&|<>(){}[]*?!#~\\%^\n\r\x00")
+_PYTHON_NAME = re.compile(r"pythonw?(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
+SETTINGS_MAX_BYTES = 16 * 1024 * 1024
 
 
 # --- where things are -------------------------------------------------------------------
@@ -100,39 +112,133 @@ def hook_command(argv: list[str] | None = None) -> str:
     return command_line([*(argv or memrecall_argv()), "recall"])
 
 
-def is_our_command(command: Any) -> bool:
-    return isinstance(command, str) and bool(_OURS.search(command))
-
-
-def command_program(command: str) -> str | None:
-    """The program a shell-form command runs (first word), unquoted."""
+def plain_argv(command: Any) -> list[str] | None:
+    """The words of a command that is nothing but words (quoted or not), or None when it holds
+    shell syntax: such a command may run anything, whatever program it names first."""
+    if not isinstance(command, str) or any(ch in _SHELL_SYNTAX for ch in command):
+        return None
     try:
         words = shlex.split(command, posix=True)
     except ValueError:
-        words = command.split()
-    return words[0] if words else None
+        return None
+    return words or None
+
+
+def _base_name(program: str) -> str:
+    return re.split(r"[\\/]", program)[-1].lower()
+
+
+def hook_argv(command: Any) -> list[str] | None:
+    """The argv of a command shaped exactly like the one init writes, else None."""
+    words = plain_argv(command)
+    if words is None:
+        return None
+    if len(words) == 2 and words[1] == "recall" and _base_name(words[0]) in ("memrecall", "memrecall.exe"):
+        return words
+    if (len(words) == 4 and words[1:] == ["-m", "memrecall", "recall"]
+            and _PYTHON_NAME.fullmatch(_base_name(words[0]))):
+        return words
+    return None
+
+
+def is_our_command(command: Any) -> bool:
+    """True only for the entry init itself writes (any install path): the one init may
+    update or remove."""
+    return hook_argv(command) is not None
+
+
+def mentions_memrecall(command: Any) -> bool:
+    """True for any command that runs memrecall's hook somehow, ours or the user's own."""
+    return isinstance(command, str) and bool(_MENTIONS.search(command))
 
 
 # --- settings.json ----------------------------------------------------------------------
 
-def read_settings_file(path: Path) -> tuple[str | None, dict[str, Any]]:
-    """(original text or None if missing, parsed object). Malformed → error, nothing touched."""
+class JsonNumber(float):
+    """A JSON number as the user wrote it. Its value serves comparisons; `dump_settings`
+    writes its text back, so `1e999` never becomes `Infinity` (not JSON) and
+    `0.30000000000000001` keeps its digits."""
+
+    text: str
+
+    def __new__(cls, text: str) -> "JsonNumber":
+        number = super().__new__(cls, text)
+        number.text = text
+        return number
+
+
+def _int_or_text(text: str) -> int | JsonNumber:
+    # Python refuses to turn more than 4,300 digits into an int; the text is kept instead.
+    return int(text) if len(text) < 4000 else JsonNumber(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _read_regular(path: Path) -> bytes | None:
+    """The bytes of a regular file, or None if it is missing. Opened without blocking and
+    checked after opening: a FIFO (which would wait forever for a writer), a device such as
+    /dev/zero or a folder is refused, with no window to swap the file in between."""
+    import stat
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        raw = path.read_bytes()
+        fd = os.open(path, flags)
     except FileNotFoundError:
-        return None, {}
+        return None
     except OSError as exc:
         raise MemrecallError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise MemrecallError(f"{path} is a folder, not a settings file; nothing was changed")
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a FIFO" if stat.S_ISFIFO(info.st_mode) else "a device or socket"
+            raise MemrecallError(f"{path} is {kind}, not a regular file; nothing was changed")
+        if info.st_size > SETTINGS_MAX_BYTES:
+            raise MemrecallError(
+                f"{path} is {info.st_size // (1024 * 1024)} MB, more than a settings file holds "
+                f"({SETTINGS_MAX_BYTES // (1024 * 1024)} MB); nothing was changed"
+            )
+        chunks = []
+        left = SETTINGS_MAX_BYTES + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        if left <= 0:  # grew while being read
+            raise MemrecallError(f"{path} is larger than {SETTINGS_MAX_BYTES // (1024 * 1024)} MB; nothing was changed")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise MemrecallError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def read_settings_file(path: Path) -> tuple[str | None, dict[str, Any]]:
+    """(original text or None if missing, parsed object). Malformed → error, nothing touched."""
+    raw = _read_regular(path)
+    if raw is None:
+        return None, {}
     text = raw.decode("utf-8-sig", errors="replace")
     if not text.strip():
         return text, {}
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_float=JsonNumber, parse_int=_int_or_text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise MemrecallError(
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
             "fix it first, nothing was changed"
         ) from None
+    except ValueError as exc:  # NaN / Infinity: Python reads them, JSON (and Claude Code) does not
+        raise MemrecallError(
+            f"{path} is not valid JSON ({exc} is not a JSON number); fix it first, nothing was changed"
+        ) from None
+    except RecursionError:
+        raise MemrecallError(f"{path} is nested too deeply to be a settings file; nothing was changed") from None
     if not isinstance(data, dict):
         raise MemrecallError(f"{path} does not hold a JSON object; nothing was changed")
     return text, data
@@ -156,21 +262,37 @@ def _event_groups(data: dict[str, Any], path: Path, create: bool) -> list[Any] |
     return groups
 
 
-def our_handlers(data: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every handler of ours under UserPromptSubmit (tolerant: reading never raises)."""
+def prompt_handlers(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every handler under UserPromptSubmit (tolerant: reading never raises)."""
     hooks = data.get("hooks")
     groups = hooks.get(HOOK_EVENT) if isinstance(hooks, dict) else None
     found = []
     for group in groups if isinstance(groups, list) else []:
         handlers = group.get("hooks") if isinstance(group, dict) else None
-        for handler in handlers if isinstance(handlers, list) else []:
-            if isinstance(handler, dict) and is_our_command(handler.get("command")):
-                found.append(handler)
+        found += [h for h in (handlers if isinstance(handlers, list) else []) if isinstance(h, dict)]
     return found
 
 
+def our_handlers(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """The handlers under UserPromptSubmit shaped like the one init writes."""
+    return [h for h in prompt_handlers(data) if is_our_command(h.get("command"))]
+
+
+def their_memrecall_commands(data: dict[str, Any]) -> list[str]:
+    """Commands the user wrote that run memrecall's hook their own way: never ours to touch."""
+    return [
+        h["command"] for h in prompt_handlers(data)
+        if mentions_memrecall(h.get("command")) and not is_our_command(h.get("command"))
+    ]
+
+
 def merge_hook(data: dict[str, Any], command: str, timeout: int, path: Path) -> str:
-    """Install or refresh our handler in place. Returns installed | updated | unchanged."""
+    """Install or refresh our handler in place. Returns installed | updated | unchanged, or
+    kept: the user runs memrecall through a command of their own and init adds no second
+    hook (it would inject every memory twice)."""
+    if not our_handlers(data) and their_memrecall_commands(data):
+        _event_groups(data, path, create=False)  # still refuse a malformed "hooks"
+        return "kept"
     groups = _event_groups(data, path, create=True)
     assert groups is not None
     wanted = {"type": "command", "command": command, "timeout": timeout}
@@ -225,7 +347,27 @@ def remove_hook(data: dict[str, Any], path: Path) -> int:
 
 
 def dump_settings(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """JSON text of `data`, every number the user wrote spelled as they wrote it."""
+    texts: list[str] = []
+    nonce = os.urandom(8).hex()  # unguessable: no string in the file can pose as a marker
+
+    def mark(value: Any) -> Any:
+        if isinstance(value, JsonNumber):
+            texts.append(value.text)
+            return f"\x00{nonce}:{len(texts) - 1}"
+        if isinstance(value, dict):
+            return {k: mark(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [mark(v) for v in value]
+        return value
+
+    try:
+        text = json.dumps(mark(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    except RecursionError:
+        raise MemrecallError("the settings are nested too deeply to write back; nothing was changed") from None
+    if not texts:
+        return text
+    return re.sub(rf'"\\u0000{nonce}:(\d+)"', lambda m: texts[int(m[1])], text)
 
 
 @dataclass
@@ -234,10 +376,12 @@ class InitPlan:
     command: str
     timeout: int
     uninstall: bool
-    status: str  # installed | updated | unchanged | removed | absent
+    status: str  # installed | updated | unchanged | kept | removed | absent
     old_text: str | None
     new_text: str | None  # None: nothing to write
     removed: int = 0
+    # The user's own commands that run memrecall: left exactly as they are.
+    theirs: list[str] = field(default_factory=list)
 
     def diff(self) -> str:
         old = (self.old_text or "").splitlines(keepends=True)
@@ -250,14 +394,15 @@ class InitPlan:
 
 def plan_init(path: Path, command: str, timeout: int = DEFAULT_TIMEOUT, uninstall: bool = False) -> InitPlan:
     old_text, data = read_settings_file(path)
+    theirs = their_memrecall_commands(data)
     if uninstall:
         removed = remove_hook(data, path)
         status = "removed" if removed else "absent"
         new_text = dump_settings(data) if removed else None
-        return InitPlan(path, command, timeout, True, status, old_text, new_text, removed)
+        return InitPlan(path, command, timeout, True, status, old_text, new_text, removed, theirs)
     status = merge_hook(data, command, timeout, path)
-    new_text = None if status == "unchanged" else dump_settings(data)
-    return InitPlan(path, command, timeout, False, status, old_text, new_text)
+    new_text = None if status in ("unchanged", "kept") else dump_settings(data)
+    return InitPlan(path, command, timeout, False, status, old_text, new_text, theirs=theirs)
 
 
 def _free(path: Path) -> Path:
@@ -280,14 +425,16 @@ def apply_init(plan: InitPlan, stamp: datetime | None = None) -> Path | None:
         target = target.resolve()
     backup = None
     mode = None
-    if plan.old_text is not None and target.exists():
+    links = 1
+    original = _read_regular(target) if plan.old_text is not None else None
+    if original is not None:
         moment = stamp or datetime.now()
         backup = _free(target.with_name(f"{target.name}.memrecall-backup-{moment:%Y%m%d-%H%M%S}"))
         try:
-            original = target.read_bytes()
-            mode = target.stat().st_mode & 0o777
+            info = target.stat()
         except OSError as exc:
             raise MemrecallError(f"cannot read {target} for a backup: {exc.strerror or exc}") from None
+        mode, links = info.st_mode & 0o777, info.st_nlink
         write_atomic(backup, original)
     if mode is None:
         # A new file gets the usual permissions, not the temp file's 0600.
@@ -295,11 +442,42 @@ def apply_init(plan: InitPlan, stamp: datetime | None = None) -> Path | None:
         os.umask(umask)
         mode = 0o666 & ~umask
     try:
-        write_atomic(target, plan.new_text)
-        os.chmod(target, mode)
+        if links > 1:
+            # Hard links (a dotfiles setup) would be split by rename: the other name would keep
+            # the old settings. Write in place instead; the backup above is already on disk.
+            _write_in_place(target, plan.new_text)
+        else:
+            write_atomic(target, plan.new_text)
+            os.chmod(target, mode)
     except OSError as exc:
         raise MemrecallError(f"cannot write {target}: {exc.strerror or exc}") from None
     return backup
+
+
+def _write_in_place(path: Path, text: str) -> None:
+    import stat
+
+    data = text.encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise MemrecallError(f"{path} is no longer a regular file; nothing was written")
+        if hasattr(os, "posix_fallocate") and data:
+            # A full disk is found before the first byte changes, not half way through.
+            try:
+                os.posix_fallocate(fd, 0, len(data))
+            except OSError as exc:
+                import errno
+
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.ftruncate(fd, len(data))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 # --- the daily schedule -----------------------------------------------------------------

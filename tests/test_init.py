@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memrecall.__main__ import main
-from memrecall.install import build_schedule, hook_command, is_our_command, memrecall_argv
+from memrecall.install import build_schedule, hook_command, is_our_command, memrecall_argv, mentions_memrecall
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -58,16 +58,38 @@ def test_the_command_is_an_absolute_path_that_exists() -> None:
 
 @pytest.mark.parametrize("command", [
     "memrecall recall", "/opt/x/bin/memrecall recall", "'/a b/memrecall' recall", '"C:/x/memrecall.exe" recall',
-    "python -m memrecall recall", "/usr/bin/python3 -m memrecall recall --quiet",
+    "python -m memrecall recall", "/usr/bin/python3.12 -m memrecall recall", "'/ホーム/ツール/memrecall' recall",
 ])
 def test_recognises_our_command(command: str) -> None:
-    assert is_our_command(command)
+    """Exactly the shape init writes (any install path): the only entry init updates or removes."""
+    assert is_our_command(command) and mentions_memrecall(command)
 
 
 @pytest.mark.parametrize("command", ["memrecall-other recall", "echo memrecall", "memrecall search recall x",
-                                     "my-memrecall recall", "./notify.sh"])
+                                     "my-memrecall recall", "./notify.sh", "memrecall recaller"])
 def test_leaves_other_commands_alone(command: str) -> None:
-    assert not is_our_command(command)
+    assert not is_our_command(command) and not mentions_memrecall(command)
+
+
+# The user's own ways of running memrecall: theirs, never rewritten or removed by init.
+WRAPPERS = [
+    "nice memrecall recall",
+    "nice -n 10 /opt/x/bin/memrecall recall",
+    "/usr/bin/env MEMRECALL_HOME=x memrecall recall",
+    "MEMRECALL_HOME=~/記憶 memrecall recall",
+    "bash -c 'cd ~/ノート && memrecall recall'",
+    "timeout 5 memrecall recall",
+    "memrecall recall 2>>/tmp/memrecall.err",
+    "memrecall recall; notify-send 記憶",
+    "memrecall recall --quiet",
+    "/usr/bin/python3 -X importtime -m memrecall recall",
+    '"$HOME/.local/bin/memrecall" recall',
+]
+
+
+@pytest.mark.parametrize("command", WRAPPERS)
+def test_a_users_wrapper_is_not_ours(command: str) -> None:
+    assert mentions_memrecall(command) and not is_our_command(command)
 
 
 def test_missing_file_is_created(settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,9 +13,14 @@ def register(app: typer.Typer) -> None:
 
 def doctor_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array of checks.")] = False,
+    project: Annotated[
+        bool, typer.Option("--project", help="Also check ./.claude/settings.json and settings.local.json.")
+    ] = False,
 ) -> None:
-    """Check ripgrep, tokenizers (start-up time), stores, the hook, the claude CLI, the last
-    summarize run and its backlog, and disk use. Exits 1 when anything fails.
+    """Check the config, MEMRECALL_HOME, ripgrep, tokenizers (start-up time), stores, the hook,
+    the claude CLI, the last summarize run and its backlog, and disk use. Exits 1 when anything
+    fails. Never runs a command from a settings file; reads a project's settings only with
+    --project.
 
     Example: memrecall doctor
     """
@@ -25,7 +30,7 @@ def doctor_command(
     from ._io import err, print_json, utf8_stdio
 
     utf8_stdio()
-    checks = run_checks(load_settings())
+    checks = run_checks(load_settings(), project=project)
     if as_json:
         print_json([c.as_json() for c in checks])
     else:

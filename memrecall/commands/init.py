@@ -80,8 +80,15 @@ def init_command(
     if uninstall:
         if plan.status == "removed":
             err(f"Removed the memrecall hook from {path} ({plan.removed} handler{'s' if plan.removed != 1 else ''}).")
-        else:
+        elif not plan.theirs:
             err(f"No memrecall hook in {path}; nothing to remove.")
+        else:
+            err(f"No hook that memrecall init added in {path}; nothing removed.")
+        for command in plan.theirs:
+            err(f"Left your own command alone (remove it yourself if you want): {command!r}")
+    elif plan.status == "kept":
+        err(f"{path} already runs memrecall through your own command: {plan.theirs[0]!r}; "
+            "left as is, no second hook added.")
     elif plan.status == "unchanged":
         err(f"The memrecall hook is already installed in {path}; nothing changed.")
     else:
@@ -89,6 +96,8 @@ def init_command(
             f"{'Installed' if plan.status == 'installed' else 'Updated'} the memrecall hook in {path}: "
             f"UserPromptSubmit → {plan.command} (timeout {timeout} s)."
         )
+    if not uninstall and plan.status != "kept" and plan.theirs:
+        err(f"Your own command also runs memrecall, so each prompt is recalled twice: {plan.theirs[0]!r}")
     if backup is not None:
         err(f"Backup of the previous file: {backup}")
     if schedule:
@@ -96,7 +105,7 @@ def init_command(
     elif not uninstall:
         err(f"Daily jobs: add this to {sched.where} (or run memrecall init --schedule):")
         out(sched.text)
-    if not uninstall and plan.status != "unchanged":
+    if not uninstall and plan.status not in ("unchanged", "kept"):
         err("Claude Code picks the change up by itself; interactive sessions run hooks once the folder is trusted.")
 
 
@@ -104,4 +113,5 @@ def _describe(status: str) -> str:
     return {
         "unchanged": "the hook is already installed",
         "absent": "no memrecall hook to remove",
+        "kept": "your own command already runs memrecall",
     }.get(status, status)
