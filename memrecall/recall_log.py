@@ -23,7 +23,10 @@ def log_path(logs_dir: Path, now: datetime) -> Path:
 
 def append(logs_dir: Path, now: datetime, entry: dict[str, Any]) -> None:
     logs_dir.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
+    from .sanitize import dumps
+
+    # Lossless, and inert when someone `tail`s the log: bidi and C1 characters are escaped.
+    line = dumps(entry, separators=(",", ":"))
     try:
         line.encode("utf-8")
     except UnicodeEncodeError:  # a lone surrogate from somewhere: keep the line, lose the char

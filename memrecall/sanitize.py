@@ -21,10 +21,10 @@ Cheap enough for the hook: regexes and `str.translate`, no per-character Python 
 
 from __future__ import annotations
 
-import html
 import json
 import re
 import unicodedata
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["clean", "quoted", "dumps", "ANGLES", "FORMAT_RANGES"]
@@ -118,6 +118,8 @@ def quoted(text: object) -> str:
     for _ in range(_MAX_FOLDS):
         folded = unicodedata.normalize("NFKC", value)
         if "&" in folded:
+            import html  # only text with an `&` needs it
+
             folded = html.unescape(folded)
         if folded == value:
             break
@@ -133,7 +135,9 @@ def quoted(text: object) -> str:
 
 # Characters JSON may carry raw that a terminal acts on (C1, DEL) or that reorder or hide
 # text (format characters, line/paragraph separators, surrogates).
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029" + _class(FORMAT_RANGES) + "\ud800-\udfff]")
+@lru_cache(maxsize=1)
+def _json_unsafe() -> re.Pattern[str]:
+    return re.compile("[\x7f-\x9f\u2028\u2029" + _class(FORMAT_RANGES) + "\ud800-\udfff]")
 
 
 def _json_escape(match: re.Match[str]) -> str:
@@ -152,4 +156,4 @@ def dumps(value: Any, **kwargs: Any) -> str:
     `\\uXXXX` escape is the same value: the data is unchanged for any JSON reader.
     """
     kwargs.setdefault("ensure_ascii", False)
-    return _JSON_UNSAFE.sub(_json_escape, json.dumps(value, **kwargs))
+    return _json_unsafe().sub(_json_escape, json.dumps(value, **kwargs))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Annotated, Optional
 
@@ -32,15 +31,17 @@ def search_command(
     Example: memrecall search 'PAY-1234 タイムアウト' --limit 5
     """
     from ..config import load_settings
-    from ..search import STORE_NAMES, open_stores, search
+    from ..search import STORE_NAMES, search
     from ..tokenize import tokenize_text
 
     for name in store or []:
         if name not in STORE_NAMES:
             raise UsageError(f"unknown store {name!r}; choose from {', '.join(STORE_NAMES)}")
+    from ..sanitize import clean
+
     settings = load_settings()
     for warning in settings.warnings:
-        typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(f"Warning: {clean(warning)}", err=True)
     keywords, notes = tokenize_text(query, backend or settings.tokenizer, settings)
     for note in notes:
         typer.echo(f"Note: {note}", err=True)
@@ -49,13 +50,14 @@ def search_command(
         if as_json:
             sys.stdout.write("[]\n")
         return
-    outcome = search(keywords, settings, open_stores(settings, store), limit=limit)
+    outcome = search(keywords, settings, limit=limit, only=store)
     for warning in outcome.warnings[:5]:
-        typer.echo(f"Warning: {warning}", err=True)
+        typer.echo(f"Warning: {clean(warning)}", err=True)  # warnings name files: stored text
     if as_json:
-        sys.stdout.buffer.write(
-            (json.dumps([h.as_json() for h in outcome.hits], ensure_ascii=False, indent=1) + "\n").encode("utf-8")
-        )
+        from ..sanitize import dumps
+
+        # Lossless for scripts, inert for a terminal: control and bidi characters are escaped.
+        sys.stdout.buffer.write((dumps([h.as_json() for h in outcome.hits], indent=1) + "\n").encode("utf-8"))
         sys.stdout.flush()
     if not outcome.hits:
         typer.echo(f"No results for: {' '.join(k.text for k in keywords)}", err=True)
@@ -65,8 +67,16 @@ def search_command(
 
 
 def _table(hits: list) -> None:  # type: ignore[type-arg]
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from ..sanitize import clean
+    from ._io import console
+
+    def cell(value: object) -> Text:
+        # Text, not str: Rich would read `[link=…]` in a title as its own markup and write
+        # the hyperlink escape itself. clean(): no escape, control or bidi character.
+        return Text(clean(value))
 
     table = Table(show_lines=False, header_style="bold", expand=False)
     table.add_column("store", no_wrap=True)
@@ -80,12 +90,12 @@ def _table(hits: list) -> None:  # type: ignore[type-arg]
     for hit in hits:
         where = hit.ref if hit.store == "beads" else f"{hit.ref}:{hit.line}"
         table.add_row(
-            hit.store,
-            hit.title + (f" [{hit.status}]" if hit.status else ""),
+            cell(hit.store),
+            cell(hit.title + (f" [{hit.status}]" if hit.status else "")),
             hit.date.date().isoformat() if hit.date else "",
             f"{hit.score:.2f}",
-            ", ".join(hit.matched),
-            where,
-            hit.snippet[:100],
+            cell(", ".join(hit.matched)),
+            cell(where),
+            cell(clean(hit.snippet)[:100]),
         )
-    Console(soft_wrap=False).print(table)
+    console().print(table)

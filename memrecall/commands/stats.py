@@ -34,7 +34,7 @@ def stats_command(
     from ..config import load_settings
     from ..prune import parse_since
     from ..stats import compute
-    from ._io import print_json, show_settings_warnings, utf8_stdio
+    from ._io import show_settings_warnings, utf8_stdio
 
     utf8_stdio()
     settings = load_settings()
@@ -43,21 +43,48 @@ def stats_command(
     stats = compute(settings, cutoff)
     data = stats.as_json(top)
     if as_json:
-        print_json(data)
+        from ..sanitize import dumps
+        from ._io import out
+
+        # The log and the run record hold stored text (titles, refs, errors): escaped, not raw.
+        out(dumps(data, indent=1, default=str))
         return
     _render(data, str(settings.logs_dir))
 
 
-def _render(data: dict[str, Any], logs_dir: str) -> None:
-    from rich.table import Table
+class _Table:
+    """A Rich table whose every cell is plain text made safe for a terminal.
 
+    Keywords, refs, titles and error lines come from the recall log and the run record,
+    which hold stored text: as a `str`, Rich would read `[link=…]` in a title as markup and
+    write the escape itself; `clean` removes escape, control and bidi characters."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        from rich.table import Table
+
+        self.table = Table(**kwargs)
+        self.add_column = self.table.add_column
+
+    def add_row(self, *cells: object) -> None:
+        from rich.text import Text
+
+        from ..sanitize import clean
+
+        self.table.add_row(*(Text(clean(cell)) for cell in cells))
+
+
+def _render(data: dict[str, Any], logs_dir: str) -> None:
+    from rich.text import Text
+
+    from ..sanitize import clean
     from ._io import console
 
     con = console()
     if not data["prompts"]:
-        con.print(f"No recall log entries{' since ' + data['since'] if data['since'] else ''} in {logs_dir}.")
+        since = " since " + str(data["since"]) if data["since"] else ""
+        con.print(Text(clean(f"No recall log entries{since} in {logs_dir}.")))
     else:
-        overview = Table(title="recall", show_header=False, title_justify="left")
+        overview = _Table(title="recall", show_header=False, title_justify="left")
         overview.add_column("what")
         overview.add_column("value", overflow="fold")
         decisions = ", ".join(f"{k} {v}" for k, v in sorted(data["decisions"].items(), key=lambda kv: -kv[1]))
@@ -76,9 +103,9 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
             rows.append(("last error", f"{data['last_error']['ts']}: {data['last_error']['error']}"))
         for row in rows:
             overview.add_row(*row)
-        con.print(overview)
+        con.print(overview.table)
         if data["stores"]:
-            stores = Table(title="per store", title_justify="left", header_style="bold")
+            stores = _Table(title="per store", title_justify="left", header_style="bold")
             for column in ("store", "searched", "with candidates", "injected", "documents"):
                 stores.add_column(column, justify="left" if column == "store" else "right")
             for name, st in data["stores"].items():
@@ -86,28 +113,28 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
                     name, str(st["searched"]), str(st["with_candidates"]), str(st["injected"]),
                     "—" if st["documents"] is None else str(st["documents"]),
                 )
-            con.print(stores)
+            con.print(stores.table)
         if data["top_keywords"]:
-            kw = Table(title="top keywords", title_justify="left", header_style="bold")
+            kw = _Table(title="top keywords", title_justify="left", header_style="bold")
             kw.add_column("keyword", overflow="fold")
             kw.add_column("prompts", justify="right")
             for item in data["top_keywords"]:
                 kw.add_row(item["keyword"], str(item["prompts"]))
-            con.print(kw)
+            con.print(kw.table)
         if data["top_memories"]:
-            mem = Table(title="most injected memories", title_justify="left", header_style="bold")
+            mem = _Table(title="most injected memories", title_justify="left", header_style="bold")
             for column in ("store", "ref", "title", "times"):
                 mem.add_column(column, overflow="fold", justify="right" if column == "times" else "left")
             for item in data["top_memories"]:
                 mem.add_row(item["store"], item["ref"], item["title"], str(item["injected"]))
-            con.print(mem)
+            con.print(mem.table)
     run = data["summarize"]
     if not run:
         con.print("summarize: never run")
         return
     skipped = run.get("skipped") if isinstance(run.get("skipped"), dict) else {}
     failed = run.get("failed") if isinstance(run.get("failed"), list) else []
-    table = Table(title="last summarize run", show_header=False, title_justify="left")
+    table = _Table(title="last summarize run", show_header=False, title_justify="left")
     table.add_column("what")
     table.add_column("value", overflow="fold")
     table.add_row("finished", str(run.get("finished") or "not finished (started " + str(run.get("started")) + ")"))
@@ -120,4 +147,4 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
     ))
     table.add_row("pending", str(run.get("pending", "—")))
     table.add_row("oldest unsummarized", str(run.get("oldest_unsummarized") or "—"))
-    con.print(table)
+    con.print(table.table)
