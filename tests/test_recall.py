@@ -346,3 +346,81 @@ def test_search_table_shows_refs_for_people(stores: dict[str, Path]) -> None:
     )
     out = done.stdout.decode("utf-8")
     assert done.returncode == 0 and "bd-a1b2" in out and "決済タイムアウトの再試行" in out
+
+
+# --- bookkeeping: what the budget leaves out was not injected --------------------------------
+
+def _frame() -> int:
+    from memrecall.resources import template
+
+    return len(template("context.md").replace("{hits}", "").strip())
+
+
+def _state(home: Path, session: str) -> dict:
+    return json.loads((home / "state" / "sessions" / f"{session}.json").read_text(encoding="utf-8"))
+
+
+def test_hits_the_budget_leaves_out_are_not_recorded_and_come_back(stores: dict[str, Path], isolated_home: Path) -> None:
+    prompt = "PAY-1234 の決済タイムアウト"
+    wide = _recall(prompt, session="roomy")
+    assert wide.context is not None and len(wide.log["injected"]) >= 2  # without a tight budget: several
+    # Room for about one memory: the rest must stay injectable, in the state and in the log.
+    (isolated_home / "config.toml").write_text(f"[recall]\nbudget_chars = {_frame() + 230}\n", encoding="utf-8")
+    first = _recall(prompt, session="tight")
+    assert first.context is not None and len(first.context) <= _frame() + 230
+    shown = [f"{i['store']}:{i['ref']}" for i in first.log["injected"]]
+    assert len(shown) == 1 and first.log["over_budget"]
+    assert all(key not in shown for key in first.log["over_budget"])
+    recorded = [f"{i['store']}:{i['ref']}" for i in _state(isolated_home, "tight")["injected"]]
+    assert recorded == shown  # only what the context showed
+    for ref in first.log["over_budget"]:
+        assert ref.split(":", 1)[1] not in first.context
+    # The next prompt on the topic brings the memory the budget left out.
+    second = _recall(prompt, session="tight")
+    assert second.context is not None
+    assert {f"{i['store']}:{i['ref']}" for i in second.log["injected"]} & set(first.log["over_budget"])
+
+
+def test_an_oversized_memory_is_cut_not_a_reason_to_stay_quiet(stores: dict[str, Path], isolated_home: Path) -> None:
+    huge = "決済タイムアウト " * 3000
+    (stores["vault"] / "notes" / "huge.md").write_text(
+        f"---\ntitle: 'PAY-7777 {huge}'\n---\nPAY-7777 {huge}\nPAY-7777 {'x' * 50000}\nPAY-7777 {huge}\n",
+        encoding="utf-8")
+    (isolated_home / "config.toml").write_text(f"[recall]\nbudget_chars = {_frame() + 300}\n", encoding="utf-8")
+    for prompt in ("PAY-7777 の件どうなった？", "what about PAY-7777?"):
+        result = _recall(prompt, session=prompt[:8])
+        assert result.context is not None and len(result.context) <= _frame() + 300, result.log
+        assert "PAY-7777" in result.context and result.log["injected"][0]["ref"] == "notes/huge.md"
+
+
+def test_a_memory_too_big_even_when_cut_is_skipped_and_the_others_shown() -> None:
+    from datetime import datetime, timezone
+
+    from memrecall.recall import fit_context
+    from memrecall.resources import template
+    from memrecall.search import Hit
+
+    def hit(ref: str, title: str, path: str) -> Hit:
+        return Hit(store="obsidian", ref=ref, path=Path(path), title=title, date=datetime(2026, 11, 1, tzinfo=timezone.utc),
+                   score=3.0, matched=["PAY-1"], line=1, snippet="", lines=[(1, "PAY-1 " + "長い行 " * 400)])
+
+    big = hit("big.md", "巨大なタイトル " * 500, "/v/" + "深い/" * 500 + "big.md")
+    small = hit("s.md", "小", "/v/s.md")
+    budget = _frame() + 120  # room for the small memory at its least detail, not for the big one
+    for order in ([big, small], [small, big]):
+        context, shown = fit_context(order, budget, template("context.md"))
+        assert shown == [small] and context is not None and len(context) <= budget
+        assert "巨大" not in context and "/v/s.md" in context
+
+
+def test_log_says_over_budget_when_nothing_fits(stores: dict[str, Path], isolated_home: Path) -> None:
+    settings = load_settings()
+    settings.recall.budget_chars = _frame() + 20  # below what config accepts: nothing can fit
+    result = recall(HookInput(session_id="nofit", prompt="bd-a1b2 を見て"), settings, deadline=time.monotonic() + 5)
+    assert result.context is None
+    assert result.log["reason"].startswith("over budget") and "below threshold" not in result.log["reason"]
+    assert result.log["over_budget"] and result.log["injected"] == []
+    assert _state(isolated_home, "nofit")["injected"] == []
+    # With the budget back, the same memory is still there to inject.
+    again = _recall("bd-a1b2 を見て", session="nofit")
+    assert again.context is not None and "bd-a1b2" in again.context
