@@ -224,3 +224,77 @@ def test_unknown_keys_warn(isolated_home: Path, text: str, needle: str) -> None:
     assert len(settings.warnings) == 1 and needle in settings.warnings[0], settings.warnings
     assert "unknown key" in settings.warnings[0]
     assert settings.tokenizer == "regex"  # the rest of the file still applies
+
+
+# --- values that used to turn recall off (issue 10, class 7) -------------------------------
+
+@pytest.mark.parametrize("days", [36500, 999999, 10**9, 9223372036854775807])
+def test_keep_forever_retention_is_accepted(isolated_home: Path, days: int) -> None:
+    from datetime import timedelta
+
+    write_config(isolated_home, f"retention_days = {days}\n")
+    settings = load_settings(environ=env_for(isolated_home, MEMRECALL_NOW="2026-12-02T09:00:00+09:00"))
+    assert settings.warnings == []
+    cutoff = settings.now - timedelta(days=settings.retention_days)  # what every reader computes
+    if days < 700_000:  # reachable: kept as written
+        assert settings.retention_days == days
+    else:  # past year 1: the cut-off is the earliest date there is
+        assert cutoff.year == 1 and settings.retention_days < days
+
+
+def test_keep_forever_retention_recalls_and_prunes_nothing(tmp_path: Path, isolated_home: Path) -> None:
+    """A six-year-old summary is found by the real hook with retention_days = 999999, and prune
+    keeps it (before: OverflowError, the hook stayed silent for every prompt)."""
+    import json
+    import subprocess
+    import sys
+
+    summaries = isolated_home / "summaries" / "2020" / "03"
+    summaries.mkdir(parents=True)
+    (summaries / "2020-03-01-abcd1234.md").write_text(
+        "---\ntitle: 古い決済障害\ndate: 2020-03-01T10:00:00+09:00\nsession_id: abcd1234-0000\n---\n"
+        "## 古い決済障害\nPAY-4242: the payment gateway timed out; 決済ゲートウェイのタイムアウトを 30 秒にした。\n",
+        encoding="utf-8")
+    write_config(isolated_home, "retention_days = 999999\n[recall]\ndeadline_ms = 8000\n")
+    env = {**os.environ, "MEMRECALL_NOW": "2026-12-02T09:00:00+09:00", "MEMRECALL_TOKENIZER": "regex",
+           "MEMRECALL_INDEX": "off"}
+    for prompt in ("PAY-4242 はどうなった？", "What happened with PAY-4242?"):
+        hook = json.dumps({"session_id": f"s-{len(prompt)}", "prompt": prompt}, ensure_ascii=False).encode()
+        done = subprocess.run([sys.executable, "-m", "memrecall", "recall"], input=hook, capture_output=True,
+                              env=env, timeout=120, check=False)
+        assert done.returncode == 0 and done.stderr == b""
+        context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+        assert "2020-03-01-abcd1234.md" in context
+    done = subprocess.run([sys.executable, "-m", "memrecall", "prune", "--dry-run"], capture_output=True, env=env,
+                          timeout=120, check=False, text=True)
+    assert done.returncode == 0 and "would archive 0 summaries" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("budget", [200, 300, 430, 500])
+def test_budget_smaller_than_the_template_warns_and_keeps_the_default(isolated_home: Path, budget: int) -> None:
+    write_config(isolated_home, f"[recall]\nbudget_chars = {budget}\n")
+    settings = load_settings(environ=env_for(isolated_home))
+    (warning,) = settings.warnings
+    assert f"budget_chars = {budget} cannot hold the context template and one memory" in warning
+    assert settings.recall.budget_chars == 3000
+
+
+def test_budget_that_holds_one_memory_is_kept(isolated_home: Path) -> None:
+    """The smallest accepted budget really injects: one short memory fits beside the template."""
+    from datetime import datetime, timezone
+
+    from memrecall.config import _min_budget
+    from memrecall.recall import render_context
+    from memrecall.resources import template
+    from memrecall.search import Hit
+
+    least = _min_budget()
+    assert least is not None
+    write_config(isolated_home, f"[recall]\nbudget_chars = {least}\n")
+    settings = load_settings(environ=env_for(isolated_home))
+    assert settings.warnings == [] and settings.recall.budget_chars == least
+    hit = Hit(store="summaries", ref="r", path=Path("/home/you/.local/share/memrecall/summaries/2026/11/2026-11-30-abcdef12.md"),
+              title="決済タイムアウト", date=datetime(2026, 11, 30, tzinfo=timezone.utc), score=1.0, matched=["決済"],
+              line=3, snippet="", lines=[(3, "PAY-1234 の決済タイムアウトを 5 秒にした。")])
+    context = render_context([hit], least, template("context.md"))
+    assert context is not None and "PAY-1234" in context

@@ -250,6 +250,153 @@ def test_a_symlinked_settings_file_stays_a_symlink(settings_file: Path, tmp_path
     assert "UserPromptSubmit" in json.loads(real.read_text(encoding="utf-8"))["hooks"]
 
 
+
+# --- the user's own memrecall commands (issue 10, class 8) ---------------------------------
+
+@pytest.mark.parametrize("command", WRAPPERS)
+def test_init_and_uninstall_leave_a_users_wrapper_alone(settings_file: Path, command: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": command, "timeout": 7}]}]}}, ensure_ascii=False), encoding="utf-8")
+    before = settings_file.read_bytes()
+    code, _, err = run(capsys, "init")
+    assert code == 0 and settings_file.read_bytes() == before and backups(settings_file) == []
+    assert err.splitlines()[0] == (f"{settings_file} already runs memrecall through your own command: {command!r}; "
+                                   "left as is, no second hook added.")
+    code, _, err = run(capsys, "init", "--uninstall")
+    assert code == 0 and settings_file.read_bytes() == before and backups(settings_file) == []
+    assert err == (f"No hook that memrecall init added in {settings_file}; nothing removed.\n"
+                   f"Left your own command alone (remove it yourself if you want): {command!r}\n")
+
+
+def test_uninstall_removes_our_entry_and_keeps_the_users_own(settings_file: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    mine = {"type": "command", "command": "nice -n 5 memrecall recall", "statusMessage": "思い出し中"}
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
+        {"hooks": [{"type": "command", "command": "/old/venv/bin/memrecall recall", "timeout": 3}, mine]}]}}),
+        encoding="utf-8")
+    code, _, err = run(capsys, "init")
+    assert code == 0 and err.startswith("Updated the memrecall hook")
+    assert "Your own command also runs memrecall, so each prompt is recalled twice: 'nice -n 5 memrecall recall'" in err
+    groups = json.loads(settings_file.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
+    assert groups == [{"hooks": [ours(), mine]}]
+    code, _, err = run(capsys, "init", "--uninstall")
+    assert code == 0
+    assert json.loads(settings_file.read_text(encoding="utf-8")) == {"hooks": {"UserPromptSubmit": [{"hooks": [mine]}]}}
+    assert "Left your own command alone" in err
+
+
+# --- numbers, special files, hard links (class 8) ------------------------------------------
+
+NUMBERS = {
+    "overflow": "1e999", "negative overflow": "-1e999", "underflow": "2.5e-400", "precise": "0.30000000000000001",
+    "big int": "123456789012345678901234567890", "huge int": "9" * 5000, "exponent": "1E+2",
+    "negative zero": "-0.0", "max double": "1.7976931348623157e308", "plain": "10",
+}
+
+
+def test_numbers_are_written_back_exactly_as_the_user_wrote_them(settings_file: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from decimal import Decimal
+
+    body = ",\n".join(f'  "{name}": {text}' for name, text in NUMBERS.items())
+    original = '{\n' + body + ',\n  "list": [1e999, 0.1, {"深い": 1e-999}]\n}\n'
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text(original, encoding="utf-8")
+    for args in (["init"], ["init", "--uninstall"]):
+        assert run(capsys, *args)[0] == 0
+        text = settings_file.read_text(encoding="utf-8")
+
+        def strict(name: str) -> None:
+            raise AssertionError(f"{name} written: not JSON")
+
+        data = json.loads(text, parse_constant=strict, parse_float=Decimal, parse_int=Decimal)
+        for name, literal in NUMBERS.items():
+            assert f'"{name}": {literal},' in text
+            assert data[name] == Decimal(literal)
+        assert data["list"] == [Decimal("1e999"), Decimal("0.1"), {"深い": Decimal("1e-999")}]
+        assert "Infinity" not in text and "NaN" not in text
+    assert json.loads(settings_file.read_text(encoding="utf-8"), parse_float=Decimal, parse_int=Decimal) == json.loads(
+        original, parse_float=Decimal, parse_int=Decimal)
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+def test_non_json_constants_are_refused_untouched(settings_file: Path, literal: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    settings_file.parent.mkdir(parents=True)
+    text = '{"model": "opus", "x": ' + literal + '}'
+    settings_file.write_text(text, encoding="utf-8")
+    code, out, err = run(capsys, "init")
+    assert code == 1 and out == "" and err.count("\n") == 1
+    assert err == f"Error: {settings_file} is not valid JSON ({literal} is not a JSON number); fix it first, nothing was changed\n"
+    assert settings_file.read_text(encoding="utf-8") == text and backups(settings_file) == []
+
+
+def _special_file(kind: str, path: Path, tmp_path: Path) -> None:
+    import socket
+
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "symlink to a fifo":
+        os.mkfifo(tmp_path / "pipe")
+        path.symlink_to(tmp_path / "pipe")
+    elif kind == "socket":
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(path))
+        sock.close()
+    else:  # sparse: no disk used, but 20 MB to read
+        with open(path, "wb") as handle:
+            handle.truncate(20 * 1024 * 1024)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs and sockets are POSIX")
+@pytest.mark.parametrize(("kind", "message"), [
+    ("fifo", "is a FIFO, not a regular file; nothing was changed"),
+    ("symlink to a fifo", "is a FIFO, not a regular file; nothing was changed"),
+    ("socket", "cannot read"),
+    ("huge", "is 20 MB, more than a settings file holds (16 MB); nothing was changed"),
+])
+@pytest.mark.parametrize("args", [["init"], ["init", "--uninstall"], ["init", "--dry-run"], ["init", "--project"]])
+def test_settings_that_are_not_plain_files_are_refused_without_hanging(
+        tmp_path: Path, isolated_home: Path, kind: str, message: str, args: list[str]) -> None:
+    config, project = tmp_path / "claude", tmp_path / "プロジェクト"
+    config.mkdir()
+    (project / ".claude").mkdir(parents=True)
+    target = (project / ".claude" if "--project" in args else config) / "settings.json"
+    _special_file(kind, target, tmp_path)
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-m", "memrecall", *args], capture_output=True, text=True, env=env,
+                          cwd=project, timeout=120, check=False)
+    assert done.returncode == 1 and done.stdout == ""
+    assert done.stderr.startswith(f"Error: {target}") or done.stderr.startswith(f"Error: cannot read {target}")
+    assert message in done.stderr and done.stderr.count("\n") == 1
+    assert sorted(p.name for p in target.parent.iterdir()) == ["settings.json"]  # no backup, no temp file
+
+
+def test_a_hard_linked_settings_file_is_written_through(settings_file: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A dotfiles setup that hard-links settings.json keeps one file: both names see the hook
+    (a rename would leave the other name with the old settings)."""
+    dotfiles = tmp_path / "dotfiles" / "claude-settings.json"
+    dotfiles.parent.mkdir()
+    dotfiles.write_text('{"model": "opus"}\n', encoding="utf-8")
+    dotfiles.chmod(0o640)
+    settings_file.parent.mkdir(parents=True)
+    os.link(dotfiles, settings_file)
+    code, _, err = run(capsys, "init")
+    assert code == 0
+    assert os.path.samefile(settings_file, dotfiles) and settings_file.stat().st_nlink == 2
+    assert json.loads(dotfiles.read_text(encoding="utf-8")) == {"model": "opus", "hooks": {"UserPromptSubmit": [{"hooks": [ours()]}]}}
+    assert stat.S_IMODE(dotfiles.stat().st_mode) == 0o640
+    (backup,) = backups(settings_file)
+    assert backup.read_text(encoding="utf-8") == '{"model": "opus"}\n'
+    assert run(capsys, "init", "--uninstall")[0] == 0
+    assert json.loads(dotfiles.read_text(encoding="utf-8")) == {"model": "opus"}
+    assert os.path.samefile(settings_file, dotfiles)
+    assert not [p for p in settings_file.parent.iterdir() if p.name.endswith(".tmp")]
+
 # --- schedule -----------------------------------------------------------------------------
 
 def test_cron_line(isolated_home: Path) -> None:
