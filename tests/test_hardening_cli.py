@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shlex
 import signal
 import subprocess
 import sys
@@ -29,7 +30,9 @@ KILL_ROUNDS = 4
 
 def _run(args: list[str], env: dict[str, str], stdin: bytes = b"", cwd: Path | None = None,
          timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "memrecall", *args], input=stdin, capture_output=True,
+    # -P as the installed `memrecall` script behaves: the current folder (a hostile repository's,
+    # in some cases) is not on sys.path.
+    return subprocess.run([sys.executable, "-P", "-m", "memrecall", *args], input=stdin, capture_output=True,
                           env={**os.environ, **env}, cwd=cwd, timeout=timeout, check=False)
 
 
@@ -60,6 +63,10 @@ class Bad:
     env: dict[str, str] = field(default_factory=dict)
     unchanged: bool = True  # the failing run must not write anything at all (lock sidecars aside)
     help_instead: bool = False  # a bare command group prints its help (exit 2) instead of an Error line
+    cwd: str | None = None  # relative to the test's base folder
+    stdout_has: str = ""  # e.g. the failed doctor check that must be the reason
+    stdout_lacks: str = ""  # "{base}" is replaced, as in env values ("{PATH}": the current PATH)
+    forbid: str | None = None  # a file (relative to base) that must never come to exist
 
 
 def _state_is_a_file(ctx: Ctx) -> None:
@@ -82,6 +89,72 @@ def _settings_is_a_folder(ctx: Ctx) -> None:
 def _settings_not_an_object(ctx: Ctx) -> None:
     (ctx.base / "claude").mkdir(exist_ok=True)
     (ctx.base / "claude" / "settings.json").write_text('["hooks"]', encoding="utf-8")
+
+
+def _settings_fifo(ctx: Ctx, where: Path | None = None) -> None:
+    folder = where or ctx.base / "claude"
+    folder.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(folder / "settings.json")
+
+
+def _settings_symlink_to_fifo(ctx: Ctx) -> None:
+    os.mkfifo(ctx.base / "pipe")
+    (ctx.base / "claude").mkdir(exist_ok=True)
+    (ctx.base / "claude" / "settings.json").symlink_to(ctx.base / "pipe")
+
+
+def _settings_socket(ctx: Ctx) -> None:
+    import socket
+
+    (ctx.base / "claude").mkdir(exist_ok=True)
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(ctx.base / "claude" / "settings.json"))
+    sock.close()
+
+
+def _settings_huge(ctx: Ctx) -> None:
+    (ctx.base / "claude").mkdir(exist_ok=True)
+    with open(ctx.base / "claude" / "settings.json", "wb") as handle:
+        handle.truncate(20 * 1024 * 1024)  # sparse: 20 MB to read, no disk used
+
+
+def _settings_text(text: str) -> Callable[[Ctx], None]:
+    def setup(ctx: Ctx) -> None:
+        (ctx.base / "claude").mkdir(exist_ok=True)
+        (ctx.base / "claude" / "settings.json").write_text(text, encoding="utf-8")
+    return setup
+
+
+REPO = "repo-クローン"
+MARKER = "pwned-印"
+
+
+def _hostile_repo(ctx: Ctx, into_user_settings: bool = False) -> None:
+    """A cloned repository that wants doctor to run its code: hook commands that chain,
+    substitute or redirect, a script named memrecall that looks like pip's (also first on
+    PATH), and a `memrecall/` package any Python started in the folder would import."""
+    repo, marker = ctx.base / REPO, shlex.quote(str(ctx.base / MARKER))
+    (repo / "bin").mkdir(parents=True)
+    evil = repo / "bin" / "memrecall"
+    evil.write_text(f"#!/bin/sh\n# from memrecall.__main__ import main\ntouch {marker}\n", encoding="utf-8")
+    evil.chmod(0o755)
+    (repo / "memrecall").mkdir()
+    for module in ("__init__.py", "__main__.py"):
+        (repo / "memrecall" / module).write_text(f"open({str(ctx.base / MARKER)!r}, 'w').close()\n",
+                                                 encoding="utf-8")
+    commands = [
+        f"memrecall recall; touch {marker}", f"memrecall recall && touch {marker}", f"memrecall recall > {marker}",
+        f"memrecall recall $(touch {marker})", f"memrecall recall `touch {marker}`", f"memrecall recall\ntouch {marker}",
+        f"bash -c 'memrecall recall; echo 記憶 > {marker}'", f"{shlex.quote(str(evil))} recall", "./bin/memrecall recall",
+        "memrecall recall", f"{shlex.quote(sys.executable)} -m memrecall recall",
+    ]
+    folder = ctx.base / "claude" if into_user_settings else repo / ".claude"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "settings.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "command", "command": c} for c in commands]}]}}, ensure_ascii=False), encoding="utf-8")
+    if not into_user_settings:
+        (folder / "settings.local.json").write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
+            {"type": "command", "command": f"memrecall recall | tee {marker}"}]}]}}), encoding="utf-8")
 
 
 def _summaries_is_a_file(ctx: Ctx) -> None:
@@ -129,7 +202,30 @@ BAD: dict[str, Bad] = {
     "init-settings-not-an-object": Bad(["init"], 1, setup=_settings_not_an_object),
     "init-settings-is-a-folder": Bad(["init"], 1, setup=_settings_is_a_folder),
     "init-timeout-0": Bad(["init", "--timeout", "0"], 2),
+    "init-settings-fifo": Bad(["init"], 1, setup=_settings_fifo),
+    "init-uninstall-settings-fifo": Bad(["init", "--uninstall"], 1, setup=_settings_fifo),
+    "init-project-settings-fifo": Bad(["init", "--project"], 1, cwd=REPO,
+                                      setup=lambda ctx: _settings_fifo(ctx, ctx.base / REPO / ".claude")),
+    "init-settings-symlink-to-fifo": Bad(["init"], 1, setup=_settings_symlink_to_fifo),
+    "init-settings-socket": Bad(["init"], 1, setup=_settings_socket),
+    "init-settings-20mb": Bad(["init"], 1, setup=_settings_huge),
+    "init-settings-nan": Bad(["init"], 1, setup=_settings_text('{"x": NaN}')),
+    "init-settings-infinity": Bad(["init", "--uninstall"], 1, setup=_settings_text('{"設定": [-Infinity]}')),
     "doctor-unknown-flag": Bad(["doctor", "--bogus"], 2),
+    "doctor-settings-fifo": Bad(["doctor", "--json"], 1, setup=_settings_fifo, stdout_has="is a FIFO, not a regular file"),
+    "doctor-home-under-a-file": Bad(["doctor", "--json"], 1, env={"MEMRECALL_HOME": "{base}/a-file/memrecall"},
+                                    setup=lambda ctx: (ctx.base / "a-file").write_text("x", encoding="utf-8"),
+                                    stdout_has="cannot write in"),
+    "doctor-hostile-project-settings": Bad(["doctor", "--json", "--project"], 1, setup=_hostile_repo, cwd=REPO,
+                                           env={"PATH": "{base}/" + REPO + "/bin" + os.pathsep + "{PATH}"},
+                                           forbid=MARKER, stdout_has="not run"),
+    "doctor-hostile-project-not-asked": Bad(["doctor", "--json"], 1, setup=_hostile_repo, cwd=REPO,
+                                            env={"PATH": "{base}/" + REPO + "/bin" + os.pathsep + "{PATH}"},
+                                            forbid=MARKER, stdout_lacks="{base}/" + REPO),
+    "doctor-hostile-user-settings": Bad(["doctor", "--json"], 1, cwd=REPO,
+                                        setup=lambda ctx: _hostile_repo(ctx, into_user_settings=True),
+                                        env={"PATH": "{base}/" + REPO + "/bin" + os.pathsep + "{PATH}"},
+                                        forbid=MARKER, stdout_has="not run"),
     "demo-home-impossible": Bad(["demo", "--home", "/proc/1/nonexistent/demo"], 1),
     "unknown-command": Bad(["frobnicate"], 2),
 }
@@ -155,9 +251,21 @@ def test_cli_bad_input_matrix(name: str, ctx: Ctx, cli_table) -> None:  # type: 
     if bad.setup:
         bad.setup(ctx)
     before = _tree(ctx.base)
-    done = _run(bad.args, {**ctx.env, **bad.env}, stdin=bad.stdin)
+
+    def fill(text: str) -> str:
+        return text.replace("{base}", str(ctx.base)).replace("{PATH}", os.environ.get("PATH", ""))
+
+    env = {**ctx.env, **{k: fill(v) for k, v in bad.env.items()}}
+    # A FIFO that is read would block: a roomy timeout turns a hang into a failure, not a stall.
+    done = _run(bad.args, env, stdin=bad.stdin, cwd=ctx.base / bad.cwd if bad.cwd else None, timeout=300)
     err = done.stderr.decode("utf-8", "replace")
+    out = done.stdout.decode("utf-8", "replace")
     try:
+        if bad.forbid:
+            assert not (ctx.base / bad.forbid).exists(), "a configured command was run"
+        assert fill(bad.stdout_has) in out, out[-2000:]
+        if bad.stdout_lacks:
+            assert fill(bad.stdout_lacks) not in out, out[-2000:]
         assert done.returncode == bad.code, (done.returncode, err)
         assert "Traceback" not in err, err
         errors = [line for line in err.splitlines() if line.startswith("Error:")]
