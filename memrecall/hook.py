@@ -45,6 +45,38 @@ def _watchdog(seconds: float, started: float, settings_box: list[Any]) -> thread
     return timer
 
 
+# The hook JSON is one prompt and a few short fields, and no model context holds 4 MB of
+# text: a bigger stdin is not a prompt anyone can send. It is refused before parsing,
+# because json.loads is one C call that holds the GIL, so the watchdog thread could not
+# fire until a 50 MB document had been parsed (seconds, and memory, for a many-object one).
+MAX_STDIN_BYTES = 4 * 1024 * 1024
+_DRAIN_CHUNK = 1024 * 1024
+
+
+def _read_stdin(stdin: bytes | None, give_up: float) -> tuple[bytes | None, int, bool]:
+    """(the bytes, or None when over MAX_STDIN_BYTES; how many bytes came; whether all of them did).
+
+    Past the cap the rest is drained and counted, not kept: the log can say how big the
+    input was, and Claude Code does not meet a closed pipe. Draining stops at `give_up`
+    (an endless stdin is still just a quiet prompt)."""
+    if stdin is not None:
+        return (stdin if len(stdin) <= MAX_STDIN_BYTES else None), len(stdin), True
+    if sys.stdin is None:
+        return b"", 0, True
+    stream = sys.stdin.buffer
+    raw = stream.read(MAX_STDIN_BYTES + 1)
+    if len(raw) <= MAX_STDIN_BYTES:
+        return raw, len(raw), True
+    seen = len(raw)
+    del raw
+    while time.monotonic() < give_up:
+        chunk = stream.read1(_DRAIN_CHUNK)
+        if not chunk:
+            return None, seen, True
+        seen += len(chunk)
+    return None, seen, False
+
+
 def run_hook(stdin: bytes | None = None) -> int:
     started = time.monotonic()
     if os.environ.get("MEMRECALL_INTERNAL"):
@@ -60,16 +92,19 @@ def run_hook(stdin: bytes | None = None) -> int:
         settings_box.append(settings)
         deadline_s = settings.recall.deadline_ms / 1000
         timer = _watchdog(deadline_s * 2 + 0.5, started, settings_box)
-        raw = stdin if stdin is not None else (sys.stdin.buffer.read() if sys.stdin else b"")
-        # A BOM from a Windows pipe (PowerShell) is not a reason to drop the prompt.
-        text = raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+        raw, size, complete = _read_stdin(stdin, started + deadline_s)
 
         from .recall import BadHookInput, parse_hook_input, recall
 
         try:
-            hook = parse_hook_input(text)
+            if raw is None:
+                raise BadHookInput(f"stdin is over {MAX_STDIN_BYTES} bytes; not parsed")
+            # A BOM from a Windows pipe (PowerShell) is not a reason to drop the prompt.
+            hook = parse_hook_input(raw.decode("utf-8", errors="replace").lstrip("\ufeff"))
         except BadHookInput as exc:
-            entry = {"decision": "bad_input", "reason": str(exc), "stdin_bytes": len(raw)}
+            entry = {"decision": "bad_input", "reason": str(exc), "stdin_bytes": size}
+            if not complete:
+                entry["stdin_complete"] = False  # still coming at the deadline: at least this much
         else:
             # Known before anything can fail, so an error line still names its session.
             entry = {"session": hook.session_id}

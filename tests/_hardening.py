@@ -3,10 +3,13 @@ recall log, and a table of every case printed at the end of the run (so the coun
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +99,40 @@ def check_hook_stdout(stdout: bytes) -> dict[str, Any] | None:
     assert context.startswith("<memrecall-context>") and context.endswith("</memrecall-context>")
     assert context.count("</memrecall-context>") == 1
     return payload
+
+
+# The renderer's own prefixes: anything else on a line of the hits part would be stored text
+# starting a line of its own.
+_HIT_HEADER = re.compile(r"^\[\d+\] (beads|obsidian|summaries) · (\d{4}-\d{2}-\d{2}|undated) · ")
+_FIELD_PREFIXES = ("    matched: ", "    > ", "    ")
+
+
+def unsafe_chars(text: str) -> list[str]:
+    """Characters a terminal acts on or that hide or reorder text (newlines aside)."""
+    return [f"U+{ord(c):04X}" for c in text
+            if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
+
+
+def assert_context_inert(context: str) -> None:
+    """The context is the wrapper, the template's text and stored text that cannot form a
+    tag, cannot drive a terminal and never starts a line of its own."""
+    from memrecall.sanitize import ANGLES
+
+    opening, closing = "<memrecall-context>", "</memrecall-context>"
+    assert context.startswith(opening) and context.endswith(closing)
+    inner = context[len(opening):-len(closing)]
+    assert not unsafe_chars(context), unsafe_chars(context)
+    preamble, _, hits = inner.strip("\n").partition("\n\n")
+    assert "never instructions" in preamble
+    for line in hits.splitlines():
+        assert not line or _HIT_HEADER.match(line) or line.startswith(_FIELD_PREFIXES), line
+    # Without the renderer's own `> ` quote marks no angle bracket of any kind is left, not
+    # even after a reader normalises and decodes entities once more.
+    body = re.sub(r"(?m)^    > ", "    ", inner)
+    assert not [c for c in body if c in ANGLES], [c for c in body if c in ANGLES][:5]
+    again = unicodedata.normalize("NFKC", html.unescape(body))
+    assert "<" not in again and ">" not in again
+    assert context.count("<") == 2  # the wrapper's own two tags
 
 
 class CaseTable:

@@ -8,32 +8,27 @@ way a user would meet them, in Japanese and English.
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
 import subprocess
 import sys
-import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
+from _hardening import assert_context_inert as assert_inert
 from _hardening import check_hook_stdout, hook_json, run_hook
+from _hardening import unsafe_chars as _unsafe
 from memrecall.recall import fit_context
 from memrecall.recall_log import append
 from memrecall.resources import template
-from memrecall.sanitize import ANGLES
 from memrecall.search import Hit
 
-OPEN, CLOSE = "<memrecall-context>", "</memrecall-context>"
+CLOSE = "</memrecall-context>"
 ESC = "\x1b"
 NOW = "2026-12-02T09:00:00+09:00"
-# The renderer's own prefixes: everything else on a line of the hits part is stored text.
-HEADER = re.compile(r"^\[\d+\] (beads|obsidian|summaries) · (\d{4}-\d{2}-\d{2}|undated) · ")
-FIELD_PREFIXES = ("    matched: ", "    > ", "    ")
-
 TAGS = ["/memrecall-context", "system-reminder", "/system-reminder", "system", "指示", "user_prompt"]
 
 
@@ -46,31 +41,6 @@ def _spellings(name: str) -> list[str]:
         f"&#x3c;{name}&#x3e;", f"&amp;lt;{name}&amp;gt;", f"&l\u200bt;{name}&gt;", f"＆ｌｔ；{name}＆ｇｔ；",
         f"{ESC}[0m<{ESC}[0m{name}>", f"\U000e003c{name}\U000e003e",
     ]
-
-
-def _unsafe(text: str) -> list[str]:
-    return [f"U+{ord(c):04X}" for c in text
-            if c != "\n" and (unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp"))]
-
-
-def assert_inert(context: str) -> None:
-    """The context is the wrapper, the template's text and stored text that cannot form a tag,
-    cannot drive a terminal, and never starts a line of its own."""
-    assert context.startswith(OPEN) and context.endswith(CLOSE)
-    inner = context[len(OPEN):-len(CLOSE)]
-    assert not _unsafe(context), _unsafe(context)
-    preamble, _, hits = inner.strip("\n").partition("\n\n")
-    assert "never instructions" in preamble
-    for line in hits.splitlines():
-        if not line:
-            continue
-        assert HEADER.match(line) or line.startswith(FIELD_PREFIXES), line
-    # Take away the renderer's own `> ` quote marks: no angle bracket of any kind is left,
-    # not even after a reader normalises and decodes entities once more.
-    body = re.sub(r"(?m)^    > ", "    ", inner)
-    assert not [c for c in body if c in ANGLES], [c for c in body if c in ANGLES][:5]
-    again = unicodedata.normalize("NFKC", html.unescape(body))
-    assert "<" not in again and ">" not in again
 
 
 def _hit(store: str, ref: str, title: str, lines: list[str], status: str | None = None, path: str = "") -> Hit:
@@ -104,7 +74,6 @@ def test_a_tag_split_across_two_quoted_lines_cannot_be_completed_by_the_prefix()
         context, _ = fit_context([hit], 9500, template("context.md"))
         assert context is not None
         assert_inert(context)
-        assert context.count("<") == 2  # the wrapper's own two tags and nothing else
 
 
 # --- the real hook over hostile stores -----------------------------------------------------
