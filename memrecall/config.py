@@ -59,6 +59,17 @@ class SummarizeSettings:
 
 
 @dataclass
+class IndexSettings:
+    # `false`: always search with ripgrep (no index is built or read).
+    enabled: bool = True
+    # A hook that finds the index older than this starts a background refresh; an edited
+    # note is findable from the prompt after that refresh (README "The index").
+    refresh_seconds: int = 30
+    # Whether a hook may start a detached refresh/build (MEMRECALL_INDEX=manual: never).
+    background: bool = True
+
+
+@dataclass
 class Settings:
     home: Path
     obsidian: list[Path]
@@ -71,6 +82,7 @@ class Settings:
     retention_days: int = 90
     recall: RecallSettings = field(default_factory=RecallSettings)
     summarize: SummarizeSettings = field(default_factory=SummarizeSettings)
+    index: IndexSettings = field(default_factory=IndexSettings)
     warnings: list[str] = field(default_factory=list)
     config_path: Path | None = None
 
@@ -187,6 +199,7 @@ _BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
     ("summarize", "quiet_minutes"): (0, 100_000),
     ("summarize", "max_attempts"): (1, 1000),
     ("summarize", "timeout_seconds"): (1, 86_400),
+    ("index", "refresh_seconds"): (1, 86_400),
 }
 
 
@@ -209,7 +222,7 @@ def _min_budget() -> int | None:
     return len(frame) + ONE_HIT_CHARS
 
 
-_TOP_KEYS = {"obsidian", "beads", "summaries", "claude_projects", "tokenizer", "retention_days"}
+_TOP_KEYS = {"index", "obsidian", "beads", "summaries", "claude_projects", "tokenizer", "retention_days"}
 
 
 def load_settings(
@@ -229,13 +242,25 @@ def load_settings(
 
     recall = RecallSettings()
     summarize = SummarizeSettings()
+    index = IndexSettings()
+    index_env = env.get("MEMRECALL_INDEX", "").strip().lower()
     for key, value in file_values.items():
         if key == "recall":
             _apply_section(recall, value, "recall", warnings)
+        elif key == "index":
+            _apply_section(index, value, "index", warnings)
         elif key == "summarize":
             _apply_section(summarize, value, "summarize", warnings)
         elif key not in _TOP_KEYS:
             warnings.append(f"config has unknown key {key!r}; ignored")
+    if index_env in ("0", "off", "false", "no"):
+        index.enabled = False
+    elif index_env in ("1", "on", "true", "yes"):
+        index.enabled = True
+    elif index_env == "manual":
+        index.enabled, index.background = True, False
+    elif index_env:
+        warnings.append(f"MEMRECALL_INDEX={index_env!r} is not on, off or manual; ignored")
     if recall.budget_chars < RecallSettings.budget_chars:  # the template is read only then
         least = _min_budget()
         if least is not None and recall.budget_chars < least:
@@ -303,6 +328,7 @@ def load_settings(
         retention_days=retention,
         recall=recall,
         summarize=summarize,
+        index=index,
         warnings=warnings,
         config_path=config_path,
     )

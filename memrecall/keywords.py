@@ -190,3 +190,33 @@ def extract(
         if limit is not None and len(keywords) >= limit:
             break
     return keywords
+
+
+# --- index side ---------------------------------------------------------------------------
+
+_PLAIN_WORD = re.compile(r"[a-z]+")
+
+
+def term_key(text: str) -> str:
+    """The form a keyword takes in the search index: case-folded, and English words stemmed
+    (`coupons` meets `coupon`). Identifiers, numbers and Japanese stay as they are: `PAY-1234`
+    must never meet `PAY-12`, and a stemmer knows nothing about `在庫同期`."""
+    key = text.casefold()
+    if _PLAIN_WORD.fullmatch(key):
+        from .stemming import stem
+
+        return stem(key)
+    return key
+
+
+def index_terms(text: str, analyzer: Analyzer) -> list[str]:
+    """Every term of a stored document, repeats kept (term frequency counts), produced by the
+    very passes a prompt goes through: identifiers and their parts, the analyser's nouns,
+    compounds and pieces, English words. Stopwords stay in the index, so editing the stopword
+    list never needs a rebuild: they are dropped from prompts only."""
+    text = unicodedata.normalize("NFKC", text)
+    id_terms, masked = _identifier_terms(text)
+    surfaces = [t.text for t in id_terms if t.kind != "word" or len(t.text) >= 2]
+    if masked.strip("\u3000 \n\t"):
+        surfaces += [t.text for t in analyzer.analyze(masked) if not is_junk(t.text)]
+    return [term_key(s.strip()) for s in surfaces if s.strip()]

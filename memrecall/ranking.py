@@ -7,7 +7,10 @@ score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k) × (0.5 
   on the size of the vault.
 - credit: 1 for a direct match, 0.7 through a synonym, 0.5 when only a piece of a compound
   matched (`本番` of `本番環境`).
-- field_boost: ×1.6 when the keyword is in the title, tags, aliases or the issue id.
+- field_boost: ×1.6 when the keyword is in the title, tags, aliases or the issue id; ×2
+  more (and distinctive) when a beads id in the prompt is the issue's own id.
+- tf (index engine): BM25's term-frequency saturation with length normalisation, mapped to
+  0.6…1.48 (`tf_factor`).
 - coverage: the weighted share of the prompt's keywords the document matched.
 - store_factor: summaries 1 + 0.15·e^(−age/60 days) (newer first); beads in_progress ×1.15,
   open ×1.1, closed ×0.9.
@@ -30,6 +33,9 @@ KIND_WEIGHTS = {
 DISTINCTIVE_SUBKINDS = {"ticket", "beads", "path", "snake", "camel", "dotted", "code", "url", "kebab"}
 DISTINCTIVE_MAX_DF = 5
 
+# A beads id typed in the prompt that is this issue's own id.
+EXACT_ID_BOOST = 2.0
+
 SYNONYM_CREDIT = 0.7
 PART_CREDIT = 0.5
 FIELD_BOOST = 1.6
@@ -41,6 +47,13 @@ RECENCY_DAYS = 60
 
 def kind_weight(subkind: str) -> float:
     return KIND_WEIGHTS.get(subkind, 1.0)
+
+
+def tf_factor(tf_norm: float) -> float:
+    """BM25's term-frequency part (tf·(k1+1)/(tf + k1·length norm), 1.0 for one mention in
+    a document of average length, at most 2.2) mapped to 0.6…1.48: repetition and short
+    documents count, but never outweigh which keywords matched."""
+    return 0.6 + 0.4 * min(max(tf_norm, 0.0), 2.2)
 
 
 def rarity(df: int, total: int) -> float:

@@ -8,10 +8,10 @@ replace `grep.grep` without touching ranking or the hook.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 import unicodedata
-from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -64,10 +64,19 @@ class Hit:
     # Set by the recall gate: the session-accumulated score and why it fired.
     acc: float = 0.0
     why: str = ""
+    # The store root the memory lives under (a vault folder, a beads export): two vaults
+    # with a `設計/a.md` each, or two projects with a `bd-1` each, are different memories.
+    root: str = ""
+    # Why it matched, for the recall log: keyword → "head" (title, tags, id) or "body".
+    fields: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> str:
-        return f"{self.store}:{self.ref}"
+        if not self.root:
+            return f"{self.store}:{self.ref}"
+        from .index import root_tag
+
+        return f"{self.store}:{root_tag(self.root)}:{self.ref}"
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -95,6 +104,17 @@ class SearchOutcome:
     warnings: list[str] = field(default_factory=list)
     timed_out: bool = False
     engine: str = "rg"
+    # Why the index was not used for this search (then ripgrep answered), if it was not.
+    fallback: str = ""
+    # Whether a background index refresh or build was started by this search.
+    refresh_started: bool = False
+    # Where the search's time went (ms): the recall log keeps it.
+    phase_ms: dict[str, float] = field(default_factory=dict)
+
+    def mark(self, phase: str, since: float) -> float:
+        now = time.monotonic()
+        self.phase_ms[phase] = round((now - since) * 1000, 1)
+        return now
 
 
 # --- synonyms ---------------------------------------------------------------------------
@@ -167,6 +187,11 @@ class _Candidate:
     # line number → canonical keywords matched on it
     line_keys: dict[int, set[str]] = field(default_factory=dict)
     prelim: float = 0.0
+    # canonical keyword → BM25 term-frequency factor (index engine only)
+    tf: dict[str, float] = field(default_factory=dict)
+    root: str = ""
+    # Where an indexed beads issue's JSON line starts in its export.
+    offset: int = 0
 
 
 def _match_line(text: str, patterns: list[Pattern]) -> dict[str, str]:
@@ -272,8 +297,14 @@ class _Scorer:
                 continue
             topics.append(top.key)
             value = credit * weight * ranking.rarity(df.get(key, 1), total)
+            if key in cand.tf:
+                value *= ranking.tf_factor(cand.tf[key])
             if with_fields and key in doc.heading_text:
                 value *= ranking.FIELD_BOOST
+            if doc.store == "beads" and credit == 1.0 and key == doc.ref.casefold():
+                # The prompt names this very issue: it leads every issue that mentions it.
+                value *= ranking.EXACT_ID_BOOST
+                distinctive = True
             raw += value
             covered += credit * weight
             if value > best_value:
@@ -316,19 +347,30 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
     return [(n, doc.lines.get(n, ""), keys) for n, keys in ordered[:limit]]
 
 
+def similarity(a: str, b: str) -> float:
+    """rapidfuzz's `fuzz.ratio` (Indel similarity, 200·LCS/(len a + len b)), computed with
+    the bit-parallel LCS of Allison–Dix/Hyyrö on Python's big integers: a few microseconds
+    per pair of titles, where importing rapidfuzz costs the hook 12–30 ms (measured here).
+    tests/test_search_similarity.py checks it against rapidfuzz itself."""
+    if not a or not b:
+        return 100.0 if a == b else 0.0
+    masks: dict[str, int] = {}
+    for position, char in enumerate(a):
+        masks[char] = masks.get(char, 0) | (1 << position)
+    everything = (1 << len(a)) - 1
+    row = everything
+    for char in b:
+        matched = row & masks.get(char, 0)
+        row = ((row + matched) | (row - matched)) & everything
+    lcs = len(a) - bin(row).count("1")
+    return 200.0 * lcs / (len(a) + len(b))
+
+
 def _ratio_at_least(a: str, b: str, threshold: float) -> bool:
-    """rapidfuzz's ratio, with its length bound checked first: most pairs of hits can never
-    reach the threshold, and then the hook need not import rapidfuzz (~10 ms) at all."""
     longest = len(a) + len(b)
     if not longest or 200 * min(len(a), len(b)) / longest < threshold:
         return False
-    # The ratio is 200·LCS/(len a + len b), and the LCS is at most the shared characters.
-    shared = sum((Counter(a) & Counter(b)).values())
-    if 200 * shared / longest < threshold:
-        return False
-    from rapidfuzz import fuzz
-
-    return fuzz.ratio(a, b) >= threshold
+    return similarity(a, b) >= threshold
 
 
 def _near_duplicate(a: Hit, b: Hit) -> bool:
@@ -381,7 +423,10 @@ def search(
     deadline: float | None = None,
     limit: int = 10,
     synonyms: dict[str, set[str]] | None = None,
+    only: Iterable[str] | None = None,
 ) -> SearchOutcome:
+    """Best hits first. The index answers when there is a usable one; otherwise ripgrep
+    (and `outcome.fallback` says why). Passing `stores` forces ripgrep over exactly those."""
     from .resources import shipped_synonyms
 
     outcome = SearchOutcome()
@@ -390,11 +435,72 @@ def search(
     if synonyms is None:
         synonyms = load_synonyms([shipped_synonyms(), settings.user_synonyms])
     patterns = build_patterns(keywords, synonyms)
-    stores = open_stores(settings) if stores is None else stores
+    scorer = _Scorer(keywords, settings.now)
+    hits: list[Hit] | None = None
+    if stores is None and settings.index.enabled:
+        hits = _search_index(keywords, patterns, scorer, settings, outcome, limit, only)
+    elif stores is None:
+        outcome.fallback = "index disabled"
+    if hits is None:
+        stores = open_stores(settings, only) if stores is None else stores
+        hits = _search_rg(patterns, scorer, stores, outcome, deadline)
+    hits.sort(key=lambda h: h.score, reverse=True)
+    # One memory, one hit: an export that lists an issue twice (its old and new state).
+    seen: set[str] = set()
+    hits = [h for h in hits if not (h.key in seen or seen.add(h.key))]
+    mark = time.monotonic()
+    outcome.hits = _newer_first(_collapse(hits[: limit * 3]))[:limit]
+    mark = outcome.mark("collapse", mark)
+    for hit in outcome.hits:
+        _redact_shown(hit)
+    outcome.mark("redact", mark)
+    return outcome
+
+
+def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int], total: int) -> Hit | None:
+    score, coverage, distinctive, main, topics = scorer.score(cand, df, total, with_fields=True)
+    best = _best_lines(cand)
+    if not best:
+        return None
+    order = list(scorer.by_key)
+    matched_keys = sorted(cand.via, key=lambda k: order.index(k) if k in order else 99)
+    heading = cand.doc.heading_text
+    return Hit(
+        store=store,
+        ref=cand.doc.ref,
+        path=cand.doc.path,
+        title=cand.doc.title,
+        date=cand.doc.date,
+        score=score,
+        matched=[scorer.by_key[k].text if k in scorer.by_key else k for k in matched_keys],
+        line=best[0][0],
+        # Unredacted, for near-duplicate checks only; _redact_shown sets the
+        # snippet and `lines` shown, once the hit is among those returned.
+        snippet=_snippet(best[0][1], best[0][2]),
+        lines=[],
+        status=cand.doc.status,
+        priority=cand.doc.priority,
+        distinctive=distinctive,
+        coverage=coverage,
+        main_keyword=scorer.by_key[main].text if main in scorer.by_key else main,
+        topics=topics,
+        best=best,
+        root=cand.root,
+        fields={
+            (scorer.by_key[k].text if k in scorer.by_key else k): ("head" if k in heading else "body")
+            for k in matched_keys
+        },
+    )
+
+
+def _search_rg(
+    patterns: list[Pattern], scorer: _Scorer, stores: list[Store], outcome: SearchOutcome,
+    deadline: float | None,
+) -> list[Hit]:
     jobs = [(store, job) for store in stores for job in store.jobs()]
     results = grep([job for _, job in jobs], [p.text for p in patterns], deadline)
-    scorer = _Scorer(keywords, settings.now)
-
+    for store in stores:
+        outcome.warnings += getattr(store, "warnings", [])
     hits: list[Hit] = []
     for store in stores:
         lines: dict[Path, list[tuple[int, str]]] = {}
@@ -431,39 +537,165 @@ def search(
                 cand.doc.loaded = True
             if not _verify(cand, patterns):
                 continue
-            score, coverage, distinctive, main, topics = scorer.score(cand, df, total, with_fields=True)
-            best = _best_lines(cand)
-            if not best:
-                continue
-            matched_keys = sorted(cand.via, key=lambda k: list(scorer.by_key).index(k) if k in scorer.by_key else 99)
-            hits.append(
-                Hit(
-                    store=store.name,
-                    ref=cand.doc.ref,
-                    path=cand.doc.path,
-                    title=cand.doc.title,
-                    date=cand.doc.date,
-                    score=score,
-                    matched=[scorer.by_key[k].text if k in scorer.by_key else k for k in matched_keys],
-                    line=best[0][0],
-                    # Unredacted, for near-duplicate checks only; _redact_shown sets the
-                    # snippet and `lines` shown, once the hit is among those returned.
-                    snippet=_snippet(best[0][1], best[0][2]),
-                    lines=[],
-                    status=cand.doc.status,
-                    priority=cand.doc.priority,
-                    distinctive=distinctive,
-                    coverage=coverage,
-                    main_keyword=scorer.by_key[main].text if main in scorer.by_key else main,
-                    topics=topics,
-                    best=best,
-                )
-            )
-    hits.sort(key=lambda h: h.score, reverse=True)
-    outcome.hits = _newer_first(_collapse(hits[: limit * 3]))[:limit]
-    for hit in outcome.hits:
-        _redact_shown(hit)
-    return outcome
+            cand.root = store.root_of(cand.doc.path)
+            hit = _make_hit(store.name, cand, scorer, df, total)
+            if hit is not None:
+                hits.append(hit)
+    return hits
+
+
+# Candidates the index ranks (BM25 over head and body) before memrecall's own scoring.
+INDEX_CANDIDATES = 100
+
+
+def _search_index(
+    keywords: list[Keyword], patterns: list[Pattern], scorer: _Scorer, settings: Settings,
+    outcome: SearchOutcome, limit: int, only: Iterable[str] | None,
+) -> list[Hit] | None:
+    """The index engine, or None (with `outcome.fallback` set) when ripgrep must answer."""
+    from .index import IndexReader, IndexUnavailable, QueryTerm, has_cjk, maybe_start_refresh
+    from .keywords import term_key
+
+    background = settings.index.background
+    mark = time.monotonic()
+
+    def fall_back(reason: str) -> None:
+        outcome.fallback = reason
+        if background:
+            outcome.refresh_started = maybe_start_refresh(settings, reason)
+
+    try:
+        reader = IndexReader(settings, keywords[0].backend)
+    except IndexUnavailable as exc:
+        fall_back(str(exc))
+        return None
+    mark = outcome.mark("open", mark)
+    if reader.missing_roots:
+        names = ", ".join(sorted(str(path) for _, path in reader.missing_roots))[:300]
+        fall_back(f"store not indexed yet: {names}")
+        return None
+    terms = []
+    for pattern in patterns:
+        by = scorer.by_key.get(pattern.keyword)
+        weight = ranking.kind_weight(by.subkind) if by else 1.0
+        credit = ranking.SYNONYM_CREDIT if pattern.synonym else 1.0
+        if by is not None and by.kind == "part":
+            credit *= ranking.PART_CREDIT
+        terms.append(QueryTerm(pattern.text, term_key(pattern.text), weight * credit, has_cjk(pattern.text)))
+    try:
+        answer = reader.query(terms, INDEX_CANDIDATES, set(only) if only else None)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # a damaged segment; tantivy's panics are BaseExceptions
+        fall_back(f"index query failed: {exc.__class__.__name__}: {str(exc)[:200]}")
+        return None
+    outcome.engine = "index"
+    mark = outcome.mark("query", mark)
+    if answer.stale and background:
+        outcome.refresh_started = maybe_start_refresh(settings, "index older than refresh_seconds")
+
+    df_by_store: dict[str, dict[str, int]] = {}
+    for pattern, counts in zip(patterns, answer.df):
+        for name, count in counts.items():
+            per = df_by_store.setdefault(name, {})
+            if not pattern.synonym:
+                per[pattern.keyword] = count
+            else:
+                per.setdefault(pattern.keyword, count)
+    for name, per in df_by_store.items():
+        for key, count in per.items():
+            outcome.df.setdefault(key, {})[name] = count
+    outcome.doc_counts = dict(answer.totals)
+    candidates: list[_Candidate] = []
+    for found in answer.hits:
+        doc = Document(
+            found.store, found.ref, Path(found.path), title=found.title, date=found.date,
+            tags=found.tags, status=found.status or None, priority=found.priority,
+            heading_text=" ".join([found.title, Path(found.ref).stem, found.ref, *found.tags, found.head]).casefold(),
+            loaded=True,
+        )
+        cand = _Candidate(doc, root=found.root, offset=found.offset)
+        for position, tf in found.terms.items():
+            pattern = patterns[position]
+            if cand.via.get(pattern.keyword) != "direct":
+                cand.via[pattern.keyword] = "synonym" if pattern.synonym else "direct"
+            cand.tf[pattern.keyword] = max(tf, cand.tf.get(pattern.keyword, 0.0))
+        if cand.via:
+            candidates.append(cand)
+            outcome.candidates[found.store] = outcome.candidates.get(found.store, 0) + 1
+    for cand in candidates:
+        store_df = df_by_store.get(cand.doc.store, {})
+        cand.prelim = scorer.score(cand, store_df, answer.totals.get(cand.doc.store, 1), with_fields=True)[0]
+    candidates.sort(key=lambda c: c.prelim, reverse=True)
+    mark = outcome.mark("rank", mark)
+    scan = _scan_patterns(patterns)
+    hits: list[Hit] = []
+    gone = False
+    for cand in candidates[: limit * 3]:
+        if not _index_lines(cand, scan):
+            gone = True  # changed or deleted since it was indexed
+            continue
+        name = cand.doc.store
+        hit = _make_hit(name, cand, scorer, df_by_store.get(name, {}), answer.totals.get(name, 1))
+        if hit is not None:
+            hits.append(hit)
+    if gone and background and not outcome.refresh_started:
+        outcome.refresh_started = maybe_start_refresh(settings, "indexed file changed or gone")
+    outcome.mark("lines", mark)
+    return hits
+
+
+def _scan_patterns(patterns: list[Pattern]) -> list[Pattern]:
+    """Patterns for finding snippet lines: as typed, plus the stem the index matched on
+    (`coupons` was found through `coupon`)."""
+    from .keywords import term_key
+
+    extra = []
+    for pattern in patterns:
+        stem = term_key(pattern.text)
+        if stem != pattern.text.casefold() and len(stem) >= 3:
+            extra.append(Pattern(stem, pattern.keyword, pattern.synonym, _ascii_matcher(stem)))
+    return patterns + extra
+
+
+def _index_lines(cand: _Candidate, patterns: list[Pattern]) -> bool:
+    """Read an indexed document's text back for its snippet lines. False when the file no
+    longer holds it (deleted, or a beads issue whose line moved)."""
+    doc = cand.doc
+    if doc.store == "beads":
+        from .stores.beads import issue_document, issue_from_record
+
+        try:
+            with open(doc.path, "rb") as handle:
+                handle.seek(cand.offset)
+                raw = handle.readline(8 << 20)
+            issue = issue_from_record(json.loads(raw))
+        except (OSError, ValueError, RecursionError):
+            return False
+        if issue is None or str(issue.get("id") or issue.get("issue_id")) != doc.ref:
+            return False
+        doc.lines = issue_document(doc.path, issue).lines
+    else:
+        from . import frontmatter_lite
+        from .index import MAX_FILE_BYTES
+
+        try:
+            with open(doc.path, "rb") as handle:
+                text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            return False
+        _, _, doc.body_start = frontmatter_lite.split(text)
+        doc.lines = {number: line for number, line in enumerate(text.split("\n"), start=1)}
+    via, tf = dict(cand.via), dict(cand.tf)
+    _scan_lines(cand, patterns)
+    # The index decided which keywords matched (whole words, stems, segmentation); the scan
+    # only finds the lines to quote.
+    cand.via, cand.tf = via, tf
+    if not cand.line_keys:
+        body = [n for n in sorted(doc.lines) if n > doc.body_start and doc.lines[n].strip()]
+        if body:
+            cand.line_keys[body[0]] = set()
+    return True
 
 
 def _redact_shown(hit: Hit) -> None:

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 QUERIES = HERE / "recall_queries.json"
 
 
-def corpus_environ(corpus: Path, home: Path, backend: str, now: str) -> dict[str, str]:
+def corpus_environ(corpus: Path, home: Path, backend: str, now: str, engine: str = "index") -> dict[str, str]:
     import os
 
     beads = sorted(str(p) for p in (corpus / "beads").iterdir() if p.is_dir())
@@ -41,6 +41,8 @@ def corpus_environ(corpus: Path, home: Path, backend: str, now: str) -> dict[str
         "MEMRECALL_SUMMARIES": str(corpus / "summaries-ja"),
         "MEMRECALL_TOKENIZER": backend,
         "MEMRECALL_NOW": now,
+        # "manual": the index built below answers; no background refresh is started.
+        "MEMRECALL_INDEX": "manual" if engine == "index" else "off",
     }
 
 
@@ -49,7 +51,7 @@ def matches(ref: str, expected: list[str]) -> bool:
     return any(ref == e or ref.endswith("/" + e) for e in expected)
 
 
-def evaluate(corpus: Path, backend: str) -> dict:
+def evaluate(corpus: Path, backend: str, engine: str = "index") -> dict:
     from memrecall.config import load_settings
     from memrecall.recall import HookInput, recall
     from memrecall.search import search
@@ -58,7 +60,11 @@ def evaluate(corpus: Path, backend: str) -> dict:
     spec = json.loads(QUERIES.read_text(encoding="utf-8"))
     rows = []
     with tempfile.TemporaryDirectory(prefix="memrecall-eval-") as tmp:
-        settings = load_settings(environ=corpus_environ(corpus, Path(tmp), backend, spec["now"]))
+        settings = load_settings(environ=corpus_environ(corpus, Path(tmp), backend, spec["now"], engine))
+        if engine == "index":
+            from memrecall.index import refresh
+
+            refresh(settings)
         # Warm the tokenizer and the document-count cache so the first row is not special.
         tokenize_text("ウォームアップ", settings.tokenizer, settings)
 
@@ -91,6 +97,7 @@ def evaluate(corpus: Path, backend: str) -> dict:
     related = len(rows)
     return {
         "backend": backend,
+        "engine": engine,
         "related": related,
         "unrelated": len(spec["unrelated"]),
         "hit@1": sum(1 for r in rows if r["rank"] == 1) / related,
@@ -109,17 +116,19 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "corpus")
     parser.add_argument("--backend", action="append", help="sudachi | mecab | regex (repeatable)")
+    parser.add_argument("--engine", action="append", help="index | rg (repeatable; default: both)")
     parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object per backend")
     args = parser.parse_args()
     if not (args.corpus / "summaries-ja").is_dir():
         print(f"Error: no corpus at {args.corpus}", file=sys.stderr)
         return 1
-    for backend in args.backend or ["sudachi", "mecab", "regex"]:
-        report = evaluate(args.corpus, backend)
+    runs = [(b, e) for b in args.backend or ["sudachi", "mecab", "regex"] for e in args.engine or ["index", "rg"]]
+    for backend, engine in runs:
+        report = evaluate(args.corpus, backend, engine)
         if args.json:
             print(json.dumps(report, ensure_ascii=False))
             continue
-        print(f"\n## backend: {backend}\n")
+        print(f"\n## backend: {backend}, engine: {engine}\n")
         print("| prompt | rank | top-3 | hook |")
         print("|---|---|---|---|")
         for row in report["rows"]:

@@ -9,6 +9,7 @@ import typer
 # Modules are imported only when the Typer app is built (never on the hook path).
 COMMAND_MODULES: tuple[str, ...] = (
     "search",
+    "index",
     "demo",
     "summarize",
     "prune",

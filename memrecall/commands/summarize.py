@@ -76,6 +76,8 @@ def summarize_command(
     if dry_run:
         _table(report)
     _summary(report)
+    if not dry_run:
+        _refresh_index(settings)
     if report.failed:
         from ..summarize.pipeline import SessionsFailed, run_record_path
 
@@ -85,6 +87,19 @@ def summarize_command(
         # MemrecallError is what the CLI maps to exit codes in one place.
         n = len(report.failed)
         raise SessionsFailed(f"{n} session{'s' if n != 1 else ''} failed (run record: {run_record_path(settings)})")
+
+
+def _refresh_index(settings) -> None:  # type: ignore[no-untyped-def]
+    """New summaries are findable by the next prompt, not after the next background refresh."""
+    from ..index import refresh_if_present
+
+    refreshed, why = refresh_if_present(settings)
+    if refreshed is not None and (refreshed.added or refreshed.updated or refreshed.removed):
+        typer.echo(
+            f"Index: +{refreshed.added} new, {refreshed.updated} updated, -{refreshed.removed} removed.", err=True
+        )
+    elif why and why not in ("no index yet", "index disabled"):
+        typer.echo(f"Note: {why}", err=True)
 
 
 def _with_progress(console, settings, options) -> "RunReport":  # type: ignore[no-untyped-def]

@@ -52,6 +52,10 @@ class Store(Protocol):
 
     def doc_count(self) -> int: ...
 
+    def root_of(self, path: Path) -> str:
+        """The store root a document lives under: part of the memory's identity."""
+        ...
+
 
 _DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 

@@ -22,8 +22,20 @@ _SKIP_TYPES = {"event", "agent", "role", "rig", "message", "molecule", "gate", "
 _STATUS_ORDER = {"in_progress": 0, "open": 1, "blocked": 2, "hooked": 2, "pinned": 2, "deferred": 3, "closed": 4}
 
 
-def resolve_files(location: Path) -> list[Path]:
-    """A location may be a project root, its `.beads/` folder or a `.jsonl` file."""
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether `path`, symlinks resolved, lies inside `folder` (also resolved)."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop
+        return False
+
+
+def resolve_files(location: Path, warnings: list[str] | None = None) -> list[Path]:
+    """A location may be a project root, its `.beads/` folder or a `.jsonl` file.
+
+    `.beads/metadata.json` comes with the repository, so whoever wrote the repository chose
+    it: the export it names must lie inside that `.beads/` folder (symlinks resolved), or it
+    could make memrecall read and inject `~/.ssh/…` or `../../other-project/secrets`."""
     if location.is_file():
         return [location]
     folder = location if location.name == ".beads" else location / ".beads"
@@ -36,14 +48,21 @@ def resolve_files(location: Path) -> list[Path]:
             named = meta["jsonl_export"]
     except (OSError, ValueError, RecursionError):
         pass
-    if named and (folder / named).is_file():
-        return [folder / named]
-    present = [folder / name for name in _NAMES if (folder / name).is_file()]
+    if named:
+        candidate = folder / named
+        if not _inside(candidate, folder):
+            if warnings is not None:
+                warnings.append(
+                    f"{folder / 'metadata.json'}: jsonl_export {named!r} points outside {folder}; ignored"
+                )
+        elif candidate.is_file():
+            return [candidate]
+    present = [folder / name for name in _NAMES if (folder / name).is_file() and _inside(folder / name, folder)]
     if present:
         # Old repos renamed the export; the most recently written one is current.
         return [max(present, key=lambda p: p.stat().st_mtime)]
     backup = folder / "backup" / "issues.jsonl"
-    return [backup] if backup.is_file() else []
+    return [backup] if backup.is_file() and _inside(backup, folder) else []
 
 
 def issue_from_record(record: Any) -> dict[str, Any] | None:
@@ -78,6 +97,28 @@ def issue_text(issue: dict[str, Any]) -> list[str]:
     return lines
 
 
+def issue_document(path: Path, issue: dict[str, Any]) -> Document:
+    issue_id = str(issue.get("id") or issue.get("issue_id"))
+    # Line 1 carries the id so that `bd-a1b2` in a prompt finds its issue.
+    text_lines = [f"{issue_id} {issue.get('title', '')}".strip(), *issue_text(issue)]
+    date: datetime | None = parse_date(issue.get("updated_at") or issue.get("created_at"))
+    labels = [str(label) for label in issue.get("labels") or [] if isinstance(label, str)]
+    priority = issue.get("priority")
+    return Document(
+        "beads",
+        issue_id,
+        path,
+        title=str(issue.get("title", "")).strip(),
+        date=date,
+        tags=labels,
+        status=str(issue.get("status") or "open"),
+        priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+        lines={i + 1: line for i, line in enumerate(text_lines)},
+        heading_text=" ".join([issue_id, str(issue.get("title", "")), *labels]).casefold(),
+        loaded=True,
+    )
+
+
 def status_rank(status: str | None) -> int:
     return _STATUS_ORDER.get(status or "", 3)
 
@@ -87,8 +128,9 @@ class BeadsStore:
 
     def __init__(self, locations: list[Path]) -> None:
         self.files: list[Path] = []
+        self.warnings: list[str] = []
         for location in locations:
-            for found in resolve_files(location):
+            for found in resolve_files(location, self.warnings):
                 if found not in self.files:
                     self.files.append(found)
         self._counts: dict[Path, int] = {}
@@ -110,28 +152,13 @@ class BeadsStore:
                 yield self._document(path, issue)
 
     def _document(self, path: Path, issue: dict[str, Any]) -> Document:
-        issue_id = str(issue.get("id") or issue.get("issue_id"))
-        # Line 1 carries the id so that `bd-a1b2` in a prompt finds its issue.
-        text_lines = [f"{issue_id} {issue.get('title', '')}".strip(), *issue_text(issue)]
-        date: datetime | None = parse_date(issue.get("updated_at") or issue.get("created_at"))
-        labels = [str(label) for label in issue.get("labels") or [] if isinstance(label, str)]
-        priority = issue.get("priority")
-        return Document(
-            self.name,
-            issue_id,
-            path,
-            title=str(issue.get("title", "")).strip(),
-            date=date,
-            tags=labels,
-            status=str(issue.get("status") or "open"),
-            priority=priority if isinstance(priority, int) else None,
-            lines={i + 1: line for i, line in enumerate(text_lines)},
-            heading_text=" ".join([issue_id, str(issue.get("title", "")), *labels]).casefold(),
-            loaded=True,
-        )
+        return issue_document(path, issue)
 
     def load(self, doc: Document) -> bool:
         return True
+
+    def root_of(self, path: Path) -> str:
+        return str(path)  # the export file itself is the root
 
     def doc_count(self) -> int:
         total = 0

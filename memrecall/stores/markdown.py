@@ -72,6 +72,9 @@ class VaultStore:
                 return root
         return path.parent
 
+    def root_of(self, path: Path) -> str:
+        return str(self._root_of(path))
+
     def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
         for path, found in lines.items():
             root = self._root_of(path)
@@ -128,6 +131,9 @@ class SummaryStore:
                 if start + timedelta(days=32) >= self.cutoff:
                     months.append(month)
         return [GrepJob(months, globs=["*.md"])] if months else []
+
+    def root_of(self, path: Path) -> str:
+        return str(self.root)
 
     def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
         for path, found in lines.items():

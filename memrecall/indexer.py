@@ -1,0 +1,555 @@
+"""Building and refreshing the search index (`memrecall index`, summarize, prune, and the
+detached refresh a hook starts). The hook itself only reads: `index.py`.
+
+A full build writes a new generation and switches CURRENT only once it is committed, so a
+build that is killed or runs out of disk leaves the previous index in use; a refresh
+re-reads only changed, added and removed files (a beads export: its changed issues).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import stat
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from .atomic import read_json, write_atomic, write_json_atomic
+from .config import Settings
+from .index import (
+    _TOKENIZER, META_NAME, SCHEMA_VERSION, Root, _current, _register, _tantivy, cjk_grams,
+    configured_roots, index_home,
+)
+
+
+MANIFEST_NAME = "manifest.json"
+
+
+# Bigger files are indexed by their first part only: a pasted 50 MB log is not a note.
+MAX_FILE_BYTES = 2 << 20
+
+
+WRITER_HEAP = 64_000_000
+
+
+_SUMMARY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[0-9A-Za-z]+(?:\.\d+)?\.md$")
+
+
+_DATE_KEYS = ("date", "created", "updated", "lastmod", "last-modified", "creation date", "updated-date")
+
+
+@dataclass
+class SourceDoc:
+    store: str
+    root: str
+    ref: str
+    path: str
+    title: str
+    head: str
+    body: str
+    date: int
+    line: int = 0
+    offset: int = 0
+    tags: list[str] = field(default_factory=list)
+    status: str = ""
+    priority: int = -1
+
+    @property
+    def key(self) -> str:
+        return f"{self.store}\x1f{self.root}\x1f{self.ref}"
+
+
+def walk_markdown(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
+    """Markdown files under `root`: no dot-folders or dot-files, no symlinks (a link could
+    point anywhere on the disk), regular files only (a FIFO named `x.md` would block)."""
+    stack = [str(root)]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            try:
+                if entry.is_symlink():
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path), entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_FILE_BYTES)
+    except OSError:
+        return None
+    return data.decode("utf-8", errors="replace")
+
+
+def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None:
+    from . import frontmatter_lite
+    from .stores.base import date_from_name, parse_date
+    from .stores.markdown import inline_tags
+
+    if root.store == "summaries" and not _SUMMARY_NAME.match(path.name):
+        return None
+    text = _read_text(path)
+    if text is None:
+        return None
+    front_text, body, _ = frontmatter_lite.split(text)
+    try:
+        meta = frontmatter_lite.parse(front_text) if front_text else {}
+    except Exception:  # a note whose YAML even PyYAML rejects is still a note
+        meta = {}
+    title = str(meta.get("title") or "").strip() or path.stem
+    tags = frontmatter_lite.as_list(meta.get("tags", meta.get("tag")))
+    tags += [t for t in inline_tags(body) if t not in tags]
+    aliases = frontmatter_lite.as_list(meta.get("aliases", meta.get("alias")))
+    date = None
+    for key in _DATE_KEYS:
+        if meta.get(key):
+            date = parse_date(meta[key])
+            if date:
+                break
+    if date is None and root.store == "summaries":
+        date = date_from_name(path.name)
+    if date is None:
+        date = datetime.fromtimestamp(st.st_mtime, timezone.utc)
+    relative = path.relative_to(root.path).as_posix()
+    ref = f"{root.label}/{relative}" if root.label else relative
+    head = " ".join([title, path.stem, *tags, *aliases])
+    return SourceDoc(
+        store=root.store, root=str(root.path), ref=ref, path=str(path), title=title,
+        head=head, body=body, date=int(date.timestamp()), tags=[str(t) for t in tags],
+    )
+
+
+def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
+    """issue id → (hash of its JSON line, document). A duplicate id keeps its last line:
+    an export appends the newer state of an issue."""
+    from .stores.beads import issue_document, issue_from_record
+
+    found: dict[str, tuple[str, SourceDoc]] = {}
+    try:
+        handle = open(root.path, "rb")
+    except OSError:
+        return found
+    with handle:
+        offset = 0
+        for number, raw in enumerate(handle, start=1):
+            start, offset = offset, offset + len(raw)
+            try:
+                issue = issue_from_record(json.loads(raw))
+            except (ValueError, RecursionError):
+                continue
+            if issue is None:
+                continue
+            doc = issue_document(root.path, issue)
+            found[doc.ref] = (
+                hashlib.sha1(raw).hexdigest()[:16],
+                SourceDoc(
+                    store="beads", root=str(root.path), ref=doc.ref, path=str(root.path),
+                    title=doc.title, head=" ".join([doc.ref, doc.title, *doc.tags]),
+                    body="\n".join(doc.lines.values()),
+                    date=int(doc.date.timestamp()) if doc.date else 0, line=number, offset=start,
+                    tags=doc.tags, status=doc.status or "open",
+                    priority=doc.priority if doc.priority is not None else -1,
+                ),
+            )
+    return found
+
+
+# --- the tantivy side ----------------------------------------------------------------------
+
+
+def _schema() -> Any:
+    tv = _tantivy()
+    builder = tv.SchemaBuilder()
+    builder.add_text_field("key", stored=True, tokenizer_name="raw")
+    builder.add_text_field("store", stored=True, tokenizer_name="raw")
+    builder.add_text_field("root", stored=True, tokenizer_name="raw")
+    builder.add_text_field("ref", stored=True, tokenizer_name="raw")
+    builder.add_text_field("path", stored=True, tokenizer_name="raw")
+    builder.add_text_field("title", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("tags", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("status", stored=True, tokenizer_name="raw")
+    builder.add_text_field("head", stored=True, tokenizer_name=_TOKENIZER, index_option="freq")
+    builder.add_text_field("body", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
+    builder.add_text_field("grams", stored=False, tokenizer_name=_TOKENIZER, index_option="position")
+    builder.add_integer_field("date", stored=True, indexed=True, fast=True)
+    builder.add_integer_field("line", stored=True)
+    builder.add_integer_field("offset", stored=True)
+    builder.add_integer_field("priority", stored=True)
+    return builder.build()
+
+
+def _to_document(doc: SourceDoc, analyzer: Any) -> Any:
+    from .keywords import index_terms
+
+    tv = _tantivy()
+    head_terms = index_terms(doc.head, analyzer)
+    body_terms = index_terms(doc.body, analyzer)
+    return tv.Document(
+        key=doc.key, store=doc.store, root=doc.root, ref=doc.ref, path=doc.path,
+        title=doc.title, tags=doc.tags or [""], status=doc.status,
+        head=" ".join(head_terms),
+        body=" ".join(head_terms + body_terms),
+        grams=" ".join(cjk_grams(doc.head) + cjk_grams(doc.body)),
+        date=doc.date, line=doc.line, offset=doc.offset, priority=doc.priority,
+    )
+
+
+# --- generations and metadata ----------------------------------------------------------------
+
+
+def _analyzer_name(settings: Settings) -> str:
+    from .tokenizers import resolve
+
+    analyzer, _ = resolve(settings.tokenizer)
+    return analyzer.name
+
+
+@dataclass
+class Status:
+    exists: bool
+    path: Path | None = None
+    documents: int = 0
+    bytes: int = 0
+    backend: str = ""
+    built_at: str = ""
+    refreshed_at: str = ""
+    age_seconds: float | None = None
+    problem: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "exists": self.exists, "path": str(self.path) if self.path else None,
+            "documents": self.documents, "bytes": self.bytes, "backend": self.backend,
+            "built_at": self.built_at, "refreshed_at": self.refreshed_at,
+            "age_seconds": None if self.age_seconds is None else round(self.age_seconds, 1),
+            "problem": self.problem,
+        }
+
+
+def status(settings: Settings) -> Status:
+    home = index_home(settings)
+    gen = _current(home)
+    if gen is None or not gen.is_dir():
+        return Status(False, problem="no index yet (memrecall index build)")
+    meta = read_json(gen / META_NAME, None)
+    result = Status(True, gen)
+    result.bytes = sum(f.stat().st_size for f in gen.iterdir() if f.is_file())
+    if not isinstance(meta, dict):
+        result.problem = "index metadata missing or corrupt"
+        return result
+    result.backend = str(meta.get("backend", ""))
+    result.built_at = str(meta.get("built_at", ""))
+    result.refreshed_at = str(meta.get("refreshed_at", ""))
+    result.documents = int(meta.get("documents", 0))
+    try:
+        result.age_seconds = time.time() - (gen / META_NAME).stat().st_mtime
+    except OSError:
+        pass
+    if meta.get("schema") != SCHEMA_VERSION:
+        result.problem = f"index schema {meta.get('schema')} ≠ {SCHEMA_VERSION}: rebuild needed"
+    return result
+
+
+# --- building and refreshing ----------------------------------------------------------------
+
+
+@dataclass
+class RefreshReport:
+    mode: str  # build | refresh | skipped
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    documents: int = 0
+    files_scanned: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    path: str = ""
+    # path → size, mtime and the documents it gave: the next refresh's manifest
+    files: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def as_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (
+            "mode", "added", "updated", "removed", "unchanged", "documents", "files_scanned",
+            "seconds", "warnings", "path")}
+
+
+Progress = Callable[[int, int], None]
+
+
+def _scan(roots: list[Root]) -> dict[str, tuple[Root, os.stat_result]]:
+    """Every file the index should hold: path → (its root, stat)."""
+    files: dict[str, tuple[Root, os.stat_result]] = {}
+    for root in roots:
+        if root.store == "beads":
+            try:
+                st = os.stat(root.path)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                files[str(root.path)] = (root, st)
+            continue
+        if not root.path.is_dir():
+            continue
+        for path, st in walk_markdown(root.path):
+            files.setdefault(str(path), (root, st))
+    return files
+
+
+def refresh(
+    settings: Settings,
+    full: bool = False,
+    progress: Progress | None = None,
+    wait: float = 600.0,
+) -> RefreshReport:
+    """Bring the index up to date with the stores: only changed, added and removed files are
+    re-read (a beads export: only its changed issues). `full` builds a new generation from
+    scratch. Raises LockTimeout when another writer holds the lock for longer than `wait`."""
+    from .atomic import run_lock
+
+    home = index_home(settings)
+    home.mkdir(parents=True, exist_ok=True)
+    with run_lock(home / "write", timeout=wait):
+        return _refresh_locked(settings, home, full, progress)
+
+
+def _refresh_locked(settings: Settings, home: Path, full: bool, progress: Progress | None) -> RefreshReport:
+    from .tokenizers import resolve
+
+    started = time.monotonic()
+    tv = _tantivy()
+    analyzer, notes = resolve(settings.tokenizer)
+    report = RefreshReport("refresh", warnings=list(notes))
+    roots = configured_roots(settings, report.warnings)
+    current = _current(home)
+    meta = read_json(current / META_NAME, None) if current else None
+    usable = (
+        not full and current is not None and isinstance(meta, dict)
+        and meta.get("schema") == SCHEMA_VERSION and meta.get("backend") == analyzer.name
+    )
+    index = None
+    if usable:
+        assert current is not None
+        try:
+            index = tv.Index.open(str(current))
+            _register(index)
+            index.searcher()
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # corrupt or from another tantivy: start over
+            report.warnings.append(f"index unreadable ({exc.__class__.__name__}); rebuilt")
+            index = None
+    if index is None:
+        report.mode = "build"
+        meta = {}
+        target = home / f"gen-{int(time.time() * 1000):x}-{os.getpid():x}"
+        target.mkdir()
+        try:
+            index = tv.Index(_schema(), path=str(target))
+            _register(index)
+        except BaseException:
+            shutil.rmtree(target, ignore_errors=True)
+            raise
+    else:
+        assert current is not None
+        target = current
+    assert isinstance(meta, dict)
+    old_files: dict[str, Any] = {}
+    if report.mode == "refresh":
+        loaded = read_json(target / MANIFEST_NAME, {})
+        old_files = loaded if isinstance(loaded, dict) else {}
+
+    try:
+        _apply(index, analyzer, roots, old_files, report, progress)
+    except BaseException:
+        if report.mode == "build":
+            shutil.rmtree(target, ignore_errors=True)  # the previous generation stays live
+        raise
+
+    now_iso = datetime.now(timezone.utc).isoformat()
+    new_meta = {
+        "schema": SCHEMA_VERSION,
+        "backend": analyzer.name,
+        "built_at": meta.get("built_at", now_iso) if report.mode == "refresh" else now_iso,
+        "refreshed_at": now_iso,
+        "documents": report.documents,
+        "roots": [[r.store, str(r.path)] for r in roots],
+    }
+    # The manifest (every file's size and mtime) is only for refreshes; the hook reads the
+    # small metadata file alone. Manifest first: a refresh killed between the two writes
+    # re-reads a few files next time, nothing worse.
+    write_atomic(target / MANIFEST_NAME, json.dumps(report.files, ensure_ascii=False))
+    write_json_atomic(target / META_NAME, new_meta)
+    if report.mode == "build":
+        write_atomic(home / "CURRENT", target.name + "\n")
+        _remove_old_generations(home, keep=target)
+    report.seconds = round(time.monotonic() - started, 3)
+    report.path = str(target)
+    return report
+
+
+def _apply(
+    index: Any, analyzer: Any, roots: list[Root], old_files: dict[str, Any],
+    report: RefreshReport, progress: Progress | None,
+) -> None:
+    tv = _tantivy()
+    files = _scan(roots)
+    report.files_scanned = len(files)
+    new_files: dict[str, Any] = {}
+    writer = index.writer(heap_size=WRITER_HEAP, num_threads=1)
+    changed = 0
+    try:
+        # Files gone from disk (or from the configuration): every document they gave goes.
+        for path, entry in old_files.items():
+            if path not in files:
+                for key in _entry_keys(entry):
+                    writer.delete_documents_by_term("key", key)
+                    report.removed += 1
+        todo = [
+            (path, root, st) for path, (root, st) in files.items()
+            if not _same_file(old_files.get(path), st)
+        ]
+        for path, (root, st) in files.items():
+            if _same_file(old_files.get(path), st):
+                new_files[path] = old_files[path]
+                report.unchanged += len(_entry_keys(old_files[path]))
+        total = len(todo)
+        for done, (path, root, st) in enumerate(todo, start=1):
+            old = old_files.get(path)
+            if root.store == "beads":
+                new_files[path] = _apply_beads(writer, analyzer, root, st, old, report)
+            else:
+                new_files[path] = _apply_markdown(writer, analyzer, root, Path(path), st, old, report)
+            changed += 1
+            if progress is not None and (done % 50 == 0 or done == total):
+                progress(done, total)
+        if progress is not None and not total:
+            progress(0, 0)
+        writer.commit()
+        writer.wait_merging_threads()
+    except BaseException:
+        try:
+            writer.rollback()
+        except Exception:
+            pass
+        raise
+    index.reload()
+    report.documents = index.searcher().num_docs
+    report.files = new_files
+    del tv
+
+
+def _entry_keys(entry: Any) -> list[str]:
+    if not isinstance(entry, dict):
+        return []
+    if "issues" in entry:
+        return [v[1] for v in entry["issues"].values() if isinstance(v, list) and len(v) == 2]
+    return [k for k in entry.get("keys", []) if isinstance(k, str)]
+
+
+def _same_file(entry: Any, st: os.stat_result) -> bool:
+    return isinstance(entry, dict) and entry.get("mtime") == st.st_mtime_ns and entry.get("size") == st.st_size
+
+
+def _apply_markdown(
+    writer: Any, analyzer: Any, root: Root, path: Path, st: os.stat_result, old: Any, report: RefreshReport
+) -> dict[str, Any]:
+    for key in _entry_keys(old):
+        writer.delete_documents_by_term("key", key)
+    doc = markdown_doc(root, path, st)
+    keys = []
+    if doc is not None:
+        writer.add_document(_to_document(doc, analyzer))
+        keys.append(doc.key)
+        if old:
+            report.updated += 1
+        else:
+            report.added += 1
+    elif old:
+        report.removed += 1
+    return {"mtime": st.st_mtime_ns, "size": st.st_size, "keys": keys}
+
+
+def _apply_beads(
+    writer: Any, analyzer: Any, root: Root, st: os.stat_result, old: Any, report: RefreshReport
+) -> dict[str, Any]:
+    previous: dict[str, Any] = old.get("issues", {}) if isinstance(old, dict) else {}
+    issues: dict[str, list[str]] = {}
+    for ref, (digest, doc) in beads_docs(root).items():
+        issues[ref] = [digest, doc.key]
+        before = previous.get(ref)
+        if isinstance(before, list) and before and before[0] == digest:
+            report.unchanged += 1
+            continue
+        writer.delete_documents_by_term("key", doc.key)
+        writer.add_document(_to_document(doc, analyzer))
+        if before:
+            report.updated += 1
+        else:
+            report.added += 1
+    for ref, before in previous.items():
+        if ref not in issues and isinstance(before, list) and len(before) == 2:
+            writer.delete_documents_by_term("key", before[1])
+            report.removed += 1
+    return {"mtime": st.st_mtime_ns, "size": st.st_size, "issues": issues}
+
+
+def _remove_old_generations(home: Path, keep: Path) -> None:
+    # A hook may still hold an old generation open: on POSIX its files stay readable after
+    # removal; on Windows removal fails and is simply tried again after the next build.
+    for entry in home.iterdir():
+        if entry.is_dir() and entry.name.startswith("gen-") and entry != keep:
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+# --- background refresh (the hook never waits for it) ------------------------------------------
+
+
+def documents_of(settings: Settings) -> Iterable[SourceDoc]:
+    """Every document the index would hold (benchmarks and tests)."""
+    for root in configured_roots(settings):
+        if root.store == "beads":
+            for _, doc in beads_docs(root).values():
+                yield doc
+        elif root.path.is_dir():
+            for path, st in walk_markdown(root.path):
+                doc = markdown_doc(root, path, st)
+                if doc is not None:
+                    yield doc
+
+
+def refresh_if_present(settings: Settings, wait: float = 60.0) -> tuple[RefreshReport | None, str]:
+    """After a command changed the stores (summarize, prune): bring an existing index up
+    to date. Returns the report, or None and why nothing was done. Never raises: the
+    stores are already written, and the next hook refreshes a stale index anyway."""
+    from .atomic import LockTimeout
+
+    if not settings.index.enabled:
+        return None, "index disabled"
+    if _current(index_home(settings)) is None:
+        return None, "no index yet"
+    try:
+        return refresh(settings, wait=wait), ""
+    except LockTimeout:
+        return None, "another refresh is running"
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # the stores were written; the index is only a cache
+        return None, f"index refresh failed: {exc.__class__.__name__}: {str(exc)[:200]}"
