@@ -19,6 +19,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "memrecall-home"
     home.mkdir()
     monkeypatch.setenv("MEMRECALL_HOME", str(home))
+    # The index is used when a test builds one, but no hook may start a detached background
+    # build into a tmp folder that is gone a moment later; tests/test_index.py opts back in.
+    monkeypatch.setenv("MEMRECALL_INDEX", "manual")
     return home
 
 
