@@ -128,9 +128,15 @@ def is_trivial(prompt: str, min_chars: int) -> str | None:
 
 
 def looks_secret(text: str) -> bool:
-    """Keywords that look like credentials are neither searched nor logged."""
+    """Keywords that look like credentials are neither searched nor logged (a second line
+    behind redacting the prompt: a keyword the rules would redact on its own is one too)."""
     if _SECRET_PREFIX.match(text) and len(text) >= 12:
         return True
+    if len(text) >= 8:
+        from .redact import redact_fast
+
+        if redact_fast(text) != text:
+            return True
     if len(text) < 20 or not re.fullmatch(r"[A-Za-z0-9+/=_\-.]+", text):
         return False
     classes = sum(bool(re.search(p, text)) for p in (r"[a-z]", r"[A-Z]", r"\d"))
@@ -323,27 +329,36 @@ def recall(
         "injected": [],
         "chars": 0,
     }
-    if cfg.log_prompt:
-        from .redact import redact_fast
-
-        log["prompt"] = redact_fast(hook.prompt)  # asked for, but never with its secrets
     if settings.warnings:
         log["warnings"] = list(settings.warnings)
-    trivial = is_trivial(hook.prompt, cfg.min_prompt_chars)
+    from .redact import PLACEHOLDER, has_optout, redact_fast, strip_private
+
+    # `#memrecall:off` in any spelling an IME types: no search, no keywords, no prompt text.
+    if has_optout(hook.prompt, settings.summarize.optout_marker):
+        log.update(decision="opted-out", reason="the prompt carries the opt-out marker")
+        return RecallResult(None, log)
+    # `<private>` spans are gone before anything reads the prompt: never a keyword, never
+    # logged, never on rg's argv.
+    prompt = strip_private(hook.prompt, " ")
+    trivial = is_trivial(prompt, cfg.min_prompt_chars)
     if trivial:
         log.update(decision="trivial", reason=trivial)
         return RecallResult(None, log)
 
     phase_started = time.monotonic()
-    text = hook.prompt
+    text = prompt
     if len(text) > KEYWORD_HEAD_CHARS + KEYWORD_TAIL_CHARS:
-        text = text[:KEYWORD_HEAD_CHARS] + "\n" + text[-KEYWORD_TAIL_CHARS:]
+        from .transcripts import cut_head, cut_tail
+
+        # Cut at token edges: half a key no longer looks like a key to any rule.
+        text = cut_head(text, KEYWORD_HEAD_CHARS) + "\n" + cut_tail(text, KEYWORD_TAIL_CHARS)
         log["prompt_cut"] = True
     # Secrets pasted into a prompt are never keywords: not in the log, not on rg's argv
     # (which `ps` shows). The placeholders themselves are not words to search for.
-    from .redact import PLACEHOLDER, redact_fast
-
-    text = PLACEHOLDER.sub(" ", redact_fast(text))
+    clean = redact_fast(text)
+    if cfg.log_prompt:
+        log["prompt"] = clean  # asked for, but never with its secrets or private spans
+    text = PLACEHOLDER.sub(" ", clean)
     keywords, notes = tokenize_text(
         text, backend or settings.tokenizer, settings,
         timeout=max(0.05, deadline - time.monotonic()),
@@ -355,8 +370,14 @@ def recall(
     if notes:
         log.setdefault("warnings", []).extend(notes)
     keywords, dropped = select_keywords(keywords, cfg.max_keywords)
-    log["keywords"] = [k.text for k in keywords]
-    log["dropped"] = dropped
+    if cfg.log_prompt:
+        log["keywords"] = [k.text for k in keywords]
+        log["dropped"] = dropped
+    else:
+        # Without `log_prompt` the log must not hold the prompt's words in order: the kept
+        # keywords (at most max_keywords) sorted and unique, and only counts of the rest.
+        log["keywords"] = sorted({k.text for k in keywords})
+        log["dropped"] = [{"why": why, "count": n} for why, n in sorted(Counter(d["why"] for d in dropped).items())]
     if not keywords:
         log.update(decision="quiet", reason="no keywords")
         return RecallResult(None, log)
@@ -364,7 +385,7 @@ def recall(
     phase_started = time.monotonic()
     outcome = search(keywords, settings, deadline=deadline, limit=10)
     log["phase_ms"]["search"] = round((time.monotonic() - phase_started) * 1000, 1)
-    log["df"] = {k.text: outcome.df.get(k.key, {}) for k in keywords}
+    log["df"] = {k.text: outcome.df.get(k.key, {}) for k in sorted(keywords, key=lambda k: k.text)}
     log["candidates"] = outcome.candidates
     log["doc_counts"] = outcome.doc_counts
     log["engine"] = outcome.engine

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .errors import MemrecallError
+from .redact import has_private, strip_private
 
 __all__ = [
     "TranscriptError", "Event", "ToolCall", "Session", "parse_session", "parse_lines",
@@ -70,7 +71,6 @@ _BASH_INPUT = re.compile(r"<bash-input>(.*?)</bash-input>", re.S)
 _STRIP_BLOCKS = [
     re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S),
     re.compile(r"<memrecall-context>.*?(?:</memrecall-context>|\Z)", re.S),
-    re.compile(r"<private>.*?(?:</private>|\Z)", re.S | re.I),
     re.compile(r"<ide_opened_file>.*?(?:</ide_opened_file>|\Z)", re.S),
     re.compile(r"<ide_selection>.*?(?:</ide_selection>|\Z)", re.S),
 ]
@@ -87,10 +87,11 @@ def escape_project_dir(path: str | Path) -> str:
 
 
 def strip_injections(text: str) -> str:
-    """Remove system reminders, memrecall's own injected context and `<private>` spans."""
+    """Remove system reminders, memrecall's own injected context and `<private>` spans
+    (in every spelling an IME types: `＜private＞…＜／private＞`, any case, spaces inside)."""
     for pattern in _STRIP_BLOCKS:
         text = pattern.sub("", text)
-    return text.strip()
+    return strip_private(text).strip()
 
 
 def has_japanese(text: str) -> bool:
@@ -130,6 +131,9 @@ class Session:
     events: list[Event] = field(default_factory=list)
     custom_title: str = ""
     ai_title: str = ""
+    # Someone marked part of the session `<private>`: Claude Code's titles were made from
+    # the whole conversation, private part included, so they are not used (`title_hint`).
+    private: bool = False
     records: int = 0
     main_records: int = 0  # user/assistant records not on a sidechain
     sidechain_records: int = 0
@@ -141,6 +145,12 @@ class Session:
     warmup: bool = False
     is_agent_file: bool = False
     is_compaction_agent: bool = False
+
+    def title_hint(self) -> str:
+        """The session's own title (custom, else Claude Code's ai-title), unless private."""
+        if self.private:
+            return ""
+        return (self.custom_title or self.ai_title).strip()
 
     @property
     def human_turns(self) -> list[Event]:
@@ -435,6 +445,8 @@ class _Builder:
         if not self.first_human_seen and typed.strip() == "Warmup":
             s.warmup = True
         self.first_human_seen = True
+        if has_private(typed):
+            s.private = True
         s.events.append(Event("human", strip_injections(typed), moment, raw=typed))
 
     def assistant(self, rec: dict[str, Any]) -> None:

@@ -252,7 +252,7 @@ class ExtractiveBackend:
         # Redact before any cutting: a key cut in half no longer looks like a key.
         humans = [" ".join(redact(e.text)[0].split()) for e in s.human_turns if e.text.strip()]
         assistants = [redact(e.text)[0] for e in s.assistant_texts]
-        title = redact(s.custom_title or s.ai_title)[0] or (humans[0] if humans else s.session_id[:8])
+        title = redact(s.title_hint())[0] or (humans[0] if humans else s.session_id[:8])
         title = _cut(" ".join(title.split()), TITLE_MAX[lang])
         did = [f"- {_cut(h, 120)}" for h in humans[:5]]
         if len(humans) > 5:

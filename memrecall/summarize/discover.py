@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ..config import Settings
+from ..redact import has_optout
 from ..transcripts import Session, escape_project_dir
 
 REASONS: dict[str, str] = {
@@ -161,8 +162,8 @@ def session_reason(session: Session, settings: Settings) -> str | None:
     humans = session.human_turns
     if not humans:
         return "no-human-prompt"
-    marker = cfg.optout_marker.strip()
-    if marker and any(marker in (e.raw or e.text) for e in humans):
+    # Any width, case or spacing an IME produces (`＃memrecall：off`), also inside `<private>`.
+    if cfg.optout_marker.strip() and any(has_optout(e.raw or e.text, cfg.optout_marker) for e in humans):
         return "opted-out-marker"
     return None
 

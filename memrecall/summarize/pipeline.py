@@ -29,6 +29,7 @@ from typing import Any, Callable
 from ..atomic import LockTimeout, read_json, run_lock, write_json_atomic
 from ..config import Settings
 from ..errors import BackendUnavailable, MemrecallError, SummarizeError
+from ..redact import redact_fast
 from ..transcripts import Session, TranscriptError, parse_session
 from . import discover
 from .condense import Condensed, condense
@@ -198,8 +199,9 @@ def _moment(timestamp: float) -> datetime:
 
 
 def _row(found: Found, decision: str, reason: str = "") -> SessionRow:
+    # The project folder is the escaped cwd: a folder named after a key is shown redacted.
     return SessionRow(
-        session_id=found.session_id, project=found.project_dir, path=found.path,
+        session_id=found.session_id, project=redact_fast(found.project_dir), path=found.path,
         modified=_moment(found.mtime), raw_bytes=found.size, decision=decision, reason=reason,
     )
 
@@ -350,7 +352,7 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
             session = parse_session(found.path, found.project_dir)
         except TranscriptError as exc:
             if found.path.exists():
-                row.decision, row.reason = "failed", str(exc)
+                row.decision, row.reason = "failed", redact_fast(str(exc))
             else:
                 row.reason = "vanished"
             continue
@@ -386,7 +388,7 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
 
 def _entry(found: Found, status: str, old: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "size": found.size, "mtime": found.mtime, "path": str(found.path), "status": status,
+        "size": found.size, "mtime": found.mtime, "path": redact_fast(str(found.path)), "status": status,
     }
     if old and old.get("summary"):
         entry["summary"] = old["summary"]
@@ -410,7 +412,7 @@ def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Foun
         summary = postfilter(text, session, language)
     except BackendUnavailable as exc:
         row.sent_chars = job.sent_chars
-        row.decision, row.reason = "failed", str(exc)
+        row.decision, row.reason = "failed", redact_fast(str(exc))
         row.will_retry = True  # not the session's fault: no attempt is counted
         return str(exc)
     except (SummarizeError, Rejected) as exc:
@@ -420,8 +422,8 @@ def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Foun
         row.will_retry = attempts < cfg.max_attempts
         tail = "will retry next run" if row.will_retry else "gave up"
         row.decision = "failed"
-        row.reason = f"{exc} (attempt {attempts}/{cfg.max_attempts}, {tail})"
-        ledger.put(found.session_id, _entry(found, "failed", old=old, attempts=attempts, reason=str(exc)))
+        row.reason = f"{redact_fast(str(exc))} (attempt {attempts}/{cfg.max_attempts}, {tail})"
+        ledger.put(found.session_id, _entry(found, "failed", old=old, attempts=attempts, reason=redact_fast(str(exc))))
         ledger.save()
         return ""
     row.sent_chars = job.sent_chars

@@ -183,9 +183,8 @@ def _canon(name: str) -> str:
 
 
 def _fallback_title(session: Session) -> str:
-    for candidate in (session.custom_title, session.ai_title):
-        if candidate:
-            return candidate.strip()
+    if session.title_hint():
+        return session.title_hint()
     for event in session.human_turns:
         if event.text.strip():
             return " ".join(event.text.split())

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..atomic import write_atomic
+from ..redact import redact
 
 _CHECKSUM_LINE = re.compile(r"^checksum: *(\S+) *\n", re.M)
 # YAML plain scalars that need no quoting (and that frontmatter_lite reads back unchanged).
@@ -60,20 +61,26 @@ def _iso(moment: datetime | None) -> str:
     return moment.astimezone().isoformat(timespec="seconds") if moment else ""
 
 
+def _clean(value: str) -> str:
+    # Every field that came from the session (a folder named after a key, a branch holding
+    # a token, a title) is redacted like the body: recall and search show these fields.
+    return redact(str(value))[0]
+
+
 def render_frontmatter(meta: SummaryMeta) -> str:
     lines = [
         "---",
-        f"title: {_scalar(meta.title)}",
+        f"title: {_scalar(_clean(meta.title))}",
         f"date: {_iso(meta.date)}",
         f"session_id: {_scalar(meta.session_id)}",
-        f"project: {_scalar(meta.project)}",
-        f"cwd: {_scalar(meta.cwd)}",
-        f"git_branch: {_scalar(meta.git_branch)}",
-        f"tags: {_flow(meta.tags)}",
-        f"files: {_flow(meta.files)}",
+        f"project: {_scalar(_clean(meta.project))}",
+        f"cwd: {_scalar(_clean(meta.cwd))}",
+        f"git_branch: {_scalar(_clean(meta.git_branch))}",
+        f"tags: {_flow([_clean(t) for t in meta.tags])}",
+        f"files: {_flow([_clean(f) for f in meta.files])}",
         f"backend: {_scalar(meta.backend)}",
-        f"source_transcript: {_scalar(meta.source_transcript)}",
-        f"recalled: {_flow(meta.recalled)}",
+        f"source_transcript: {_scalar(_clean(meta.source_transcript))}",
+        f"recalled: {_flow([_clean(r) for r in meta.recalled])}",
     ]
     if meta.language:
         lines.append(f"language: {meta.language}")
