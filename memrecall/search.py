@@ -704,6 +704,10 @@ def _redact_shown(hit: Hit) -> None:
     redacted (the gate is cheap, but not free on 40 loaded candidates), and before the
     snippet is cut: a cut key no longer looks like one."""
     hit.title = redact_fast(hit.title)
+    # A file named after a key, or a beads id holding one, is shown redacted too (the
+    # state's de-dup key follows: the same file always redacts the same way).
+    hit.ref = redact_fast(hit.ref)
+    hit.path = Path(redact_fast(str(hit.path)))
     best, hit.best = hit.best, []
     if best:
         hit.snippet = _snippet(redact_fast(best[0][1]), best[0][2])
