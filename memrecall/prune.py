@@ -235,6 +235,8 @@ class PruneResult:
     # kind → how many were actually removed or moved
     done: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # Session states the plan found stale but a session used between plan and apply.
+    kept_live: list[Path] = field(default_factory=list)
 
 
 def _remove_empty_parents(path: Path, stop: Path) -> None:
@@ -248,7 +250,10 @@ def _remove_empty_parents(path: Path, stop: Path) -> None:
 
 
 def apply_prune(plan: PrunePlan, settings: Settings) -> PruneResult:
-    """Carry out the plan under the prune run lock; one failing file never stops the rest."""
+    """Carry out the plan under the prune run lock; one failing file never stops the rest.
+
+    A session state is checked again as it is deleted (under its session's lock): one a
+    session wrote since the plan, or is writing now, stays (`kept_live`)."""
     from .atomic import LockTimeout, run_lock
 
     result = PruneResult()
@@ -262,10 +267,20 @@ def apply_prune(plan: PrunePlan, settings: Settings) -> PruneResult:
                         os.replace(item.path, target)
                         item.target = target
                         result.archived += 1
+                    elif item.kind == "session-state":
+                        from .recall import remove_idle_state
+
+                        outcome = remove_idle_state(item.path, plan.cutoff.timestamp())
+                        if outcome == "gone":
+                            continue
+                        if outcome != "removed":
+                            result.kept_live.append(item.path)
+                            continue
+                        result.deleted += 1
                     else:
                         item.path.unlink()
                         result.deleted += 1
-                        # The lock sidecar of a removed log or state file is dead weight.
+                        # The lock sidecar of a removed log is dead weight.
                         sidecar = Path(str(item.path) + ".lock")
                         if item.kind != "summary" and sidecar.exists():
                             sidecar.unlink()

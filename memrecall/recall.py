@@ -171,6 +171,35 @@ def _state_file(settings: Settings, session_id: str) -> Path:
     return settings.state_dir / "sessions" / f"{safe}.json"
 
 
+def remove_idle_state(path: Path, cutoff: float) -> str:
+    """Delete a session's state if nothing has written it since `cutoff` (epoch seconds).
+
+    Decided under the session's own lock, at the moment of deleting: a state found stale a
+    moment ago (prune's plan, a directory scan) may have been written since by a session
+    that came back, and deleting it would make memrecall inject again what that session
+    already has. Returns `removed`, `gone` (nothing there), `in-use` (its lock is held) or
+    `touched` (written since the cut-off); only `removed` deleted anything.
+    """
+    from .atomic import LockTimeout
+
+    try:
+        with locked(path, timeout=0):
+            try:
+                if path.stat().st_mtime >= cutoff:
+                    return "touched"
+                path.unlink()
+            except FileNotFoundError:
+                return "gone"
+            # The sidecar goes while held: a hook queued on it finds no state and starts afresh.
+            try:
+                os.unlink(str(path) + ".lock")
+            except OSError:
+                pass
+            return "removed"
+    except LockTimeout:
+        return "in-use"
+
+
 def _clean_old_states(folder: Path) -> None:
     cutoff = time.time() - STATE_MAX_AGE_SECONDS
     try:
@@ -181,8 +210,8 @@ def _clean_old_states(folder: Path) -> None:
     for entry in entries:
         try:
             if entry.name.endswith(".json") and entry.stat().st_mtime < cutoff:
-                os.unlink(entry.path)
-                old.add(entry.name)
+                if remove_idle_state(Path(entry.path), cutoff) == "removed":
+                    old.add(entry.name)
         except OSError:
             continue
     names = {entry.name for entry in entries}

@@ -240,3 +240,63 @@ def test_prune_over_the_japanese_summaries_corpus(
     # A second run has nothing left to do.
     code, _, err = run(capsys, "prune")
     assert code == 0 and err.startswith("Nothing older than")
+
+
+# --- a live session's state survives prune's plan → apply window ----------------------------
+
+def _aged(path: Path, when: datetime) -> None:
+    os.utime(path, (when.timestamp(), when.timestamp()))
+
+
+@pytest.mark.parametrize("prompt", ["bd-q9z9 の件どうなった？", "what happened to bd-q9z9?"])
+def test_a_session_that_comes_back_between_plan_and_apply_keeps_its_state(
+        prompt: str, env: Path, tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An old session resumes while prune runs: its memory must not be injected a second time."""
+    import time
+
+    from memrecall.prune import apply_prune, plan_prune
+    from memrecall.recall import HookInput, recall
+
+    beads = tmp_path / "proj" / ".beads"
+    beads.mkdir(parents=True)
+    (beads / "issues.jsonl").write_text(
+        '{"id": "bd-q9z9", "title": "在庫同期の再試行 retry", "status": "open", "updated_at": "2026-11-20T10:00:00Z"}\n',
+        encoding="utf-8")
+    monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "regex")
+
+    def ask() -> str | None:
+        return recall(HookInput("resumed", prompt), load_settings(), deadline=time.monotonic() + 10).context
+
+    assert ask() is not None  # injected once in this session
+    state = next((isolated_home / "state" / "sessions").glob("*.json"))
+    _aged(state, datetime(2026, 6, 1, tzinfo=timezone.utc))  # idle for months …
+    settings = load_settings()
+    plan = plan_prune(settings, datetime(2026, 9, 1, tzinfo=timezone.utc))
+    assert [i.path for i in plan.items if i.kind == "session-state"] == [state]  # … so the plan takes it
+    assert ask() is None  # … but the session comes back now: already injected, quiet
+    result = apply_prune(plan, settings)
+    assert state.exists() and result.kept_live == [state] and result.done.get("session-state", 0) == 0
+    assert ask() is None  # still known as injected: no second copy in the session's context
+
+
+def test_a_state_in_use_during_apply_is_kept_and_idle_ones_go(env: Path, isolated_home: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from memrecall.atomic import locked
+
+    sessions = isolated_home / "state" / "sessions"
+    sessions.mkdir(parents=True)
+    busy, idle = sessions / "busy.json", sessions / "idle.json"
+    for path in (busy, idle):
+        path.write_text('{"turn": 1, "scores": {}, "injected": []}', encoding="utf-8")
+        _aged(path, datetime(2026, 5, 1, tzinfo=timezone.utc))
+    with locked(busy):  # a hook is writing this session's state right now
+        code, out, err = run(capsys, "prune", "--json")
+    assert code == 0
+    assert busy.exists() and not idle.exists()
+    data = __import__("json").loads(out)
+    assert data["kept_live"] == [str(busy)]
+    assert "1 session states older than" in err and "Kept 1 session states" in err
+    # Once the session is done with it, and it stays idle, the next prune takes it.
+    code, _, err = run(capsys, "prune")
+    assert code == 0 and not busy.exists()

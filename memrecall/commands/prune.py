@@ -58,7 +58,8 @@ def prune_command(
         return
     result = apply_prune(plan, settings)
     if as_json:
-        print_json({**plan.as_json(), "archived": result.archived, "deleted": result.deleted, "errors": result.errors})
+        print_json({**plan.as_json(), "archived": result.archived, "deleted": result.deleted, "errors": result.errors,
+                    "kept_live": [str(p) for p in result.kept_live]})
     moved = result.done.get("summary", 0)
     first = (
         f"Deleted {moved} summaries" if delete
@@ -69,6 +70,8 @@ def prune_command(
         f"{result.done.get('session-state', 0)} session states older than {cutoff.date().isoformat()}. "
         f"{plan.kept_summaries} summaries stay."
     )
+    if result.kept_live:
+        err(f"Kept {len(result.kept_live)} session states that a session used while prune ran.")
     for problem in result.errors[:10]:
         err(f"Warning: could not prune {problem}")
     if result.errors:
