@@ -50,10 +50,13 @@ _MENTIONS = re.compile(
     r"""(?:^|[^\w.-])memrecall(?:\.exe)?["']?\s+["']?recall(?![\w.-])""",
     re.IGNORECASE,
 )
-# Characters a shell gives meaning to (chaining, substitution, redirection, expansion, globs,
-# comments, escapes, cmd.exe's variables). A command holding one is not plainly "run this
-# program with these words", so it is never taken for the entry init writes.
-_SHELL_SYNTAX = frozenset("$`;&|<>(){}[]*?!#~\\%^\n\r\x00")
+# Characters a shell gives meaning to outside quotes (chaining, substitution, redirection,
+# expansion, globs, comments, escapes, cmd.exe's variables), and inside double quotes. A
+# command using one is not plainly "run this program with these words", so it is never taken
+# for the entry init writes. Inside single quotes everything is literal: `shlex.quote` output
+# for an install path such as `/opt/a (x86)/memrecall` stays recognisable.
+_SHELL_SYNTAX = frozenset("$`;&|<>(){}[]*?!#~\\%^")
+_SHELL_SYNTAX_IN_DOUBLE_QUOTES = frozenset("$`\\%")
 _PYTHON_NAME = re.compile(r"pythonw?(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
 SETTINGS_MAX_BYTES = 16 * 1024 * 1024
 
@@ -115,13 +118,32 @@ def hook_command(argv: list[str] | None = None) -> str:
 def plain_argv(command: Any) -> list[str] | None:
     """The words of a command that is nothing but words (quoted or not), or None when it holds
     shell syntax: such a command may run anything, whatever program it names first."""
-    if not isinstance(command, str) or any(ch in _SHELL_SYNTAX for ch in command):
+    if not isinstance(command, str) or _has_shell_syntax(command):
         return None
     try:
         words = shlex.split(command, posix=True)
     except ValueError:
         return None
     return words or None
+
+
+def _has_shell_syntax(command: str) -> bool:
+    quote = ""
+    for ch in command:
+        if ch in "\n\r\x00":  # a second command line, or a string cut short
+            return True
+        if quote == "'":
+            quote = "" if ch == "'" else quote
+        elif quote == '"':
+            if ch == '"':
+                quote = ""
+            elif ch in _SHELL_SYNTAX_IN_DOUBLE_QUOTES:
+                return True
+        elif ch in "'\"":
+            quote = ch
+        elif ch in _SHELL_SYNTAX:
+            return True
+    return bool(quote)  # unbalanced quotes: a shell would read on
 
 
 def _base_name(program: str) -> str:

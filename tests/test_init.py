@@ -71,6 +71,17 @@ def test_leaves_other_commands_alone(command: str) -> None:
     assert not is_our_command(command) and not mentions_memrecall(command)
 
 
+@pytest.mark.parametrize(("path", "platform"), [
+    ("/opt/a (x86)/memrecall", "linux"), ("/home/a!b$c/memrecall", "linux"), ("/home/o'brien/memrecall", "linux"),
+    ("/ホーム/メモ #1/[venv]/memrecall", "linux"), ("C:/Program Files (x86)/Python/Scripts/memrecall.exe", "windows"),
+])
+def test_our_entry_is_recognised_wherever_memrecall_is_installed(path: str, platform: str) -> None:
+    """Quoting makes any install path plain words: init can always update and remove its own entry."""
+    from memrecall.install import command_line, hook_argv
+
+    assert hook_argv(command_line([path, "recall"], platform)) == [path, "recall"]
+
+
 # The user's own ways of running memrecall: theirs, never rewritten or removed by init.
 WRAPPERS = [
     "nice memrecall recall",
