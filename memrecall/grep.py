@@ -11,15 +11,15 @@ their snippets. If no `rg` binary can be found, a pure-Python scan gives the sam
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import subprocess
 import sys
-import sysconfig
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    import subprocess
 
 RG_EXE = "rg.exe" if sys.platform == "win32" else "rg"
 
@@ -27,6 +27,10 @@ RG_EXE = "rg.exe" if sys.platform == "win32" else "rg"
 def find_rg() -> str | None:
     """The `rg` of the `ripgrep` package in this environment first: hooks run without the
     venv on PATH, so `shutil.which` alone would miss it."""
+    # Imported here: with the index, most hooks never run rg, and shutil alone costs ~3 ms.
+    import shutil
+    import sysconfig
+
     candidates = [
         Path(sysconfig.get_path("scripts")) / RG_EXE,
         Path(sys.executable).parent / RG_EXE,
@@ -55,7 +59,7 @@ class GrepResult:
 
 
 class _Running:
-    def __init__(self, process: subprocess.Popen[bytes], job: GrepJob) -> None:
+    def __init__(self, process: "subprocess.Popen[bytes]", job: GrepJob) -> None:
         self.process = process
         self.job = job
 
@@ -124,6 +128,8 @@ def grep(
 def _grep_all(
     rg: str, jobs: list[GrepJob], patterns: list[str], pattern_args: list[str], deadline: float | None
 ) -> list[GrepResult]:
+    import subprocess
+
     running: list[_Running | GrepResult] = []
     for job in jobs:
         roots = [root for root in job.roots if root.exists()]
@@ -152,6 +158,8 @@ def _grep_all(
 
 
 def _collect(item: _Running, deadline: float | None) -> GrepResult:
+    import subprocess
+
     result = GrepResult()
     timeout = None if deadline is None else max(0.01, deadline - time.monotonic())
     try:

@@ -37,7 +37,7 @@ from .config import Settings
 # re-exported lazily so `memrecall.index` stays the one place to look.
 _BUILDER = {
     "refresh", "refresh_if_present", "status", "Status", "RefreshReport", "SourceDoc",
-    "documents_of", "markdown_doc", "beads_docs", "walk_markdown", "MANIFEST_NAME", "MAX_FILE_BYTES",
+    "documents_of", "markdown_doc", "beads_docs", "walk_markdown", "MANIFEST_NAME",
 }
 
 
@@ -52,6 +52,8 @@ SCHEMA_VERSION = 1
 
 
 META_NAME = "memrecall.json"
+# Bigger files are indexed (and quoted) by their first part only: a pasted log is not a note.
+MAX_FILE_BYTES = 2 << 20
 
 
 _TOKENIZER = "mr_ws"

@@ -19,7 +19,6 @@ from typing import Any, Iterable
 
 from . import ranking
 from .config import Settings
-from .grep import grep
 from .keywords import Keyword, list_file_lines
 from .redact import redact_fast
 from .stores.base import Document, Store, read_lines
@@ -438,7 +437,7 @@ def search(
     scorer = _Scorer(keywords, settings.now)
     hits: list[Hit] | None = None
     if stores is None and settings.index.enabled:
-        hits = _search_index(keywords, patterns, scorer, settings, outcome, limit, only)
+        hits = _search_index(keywords, patterns, scorer, settings, outcome, limit, only, deadline)
     elif stores is None:
         outcome.fallback = "index disabled"
     if hits is None:
@@ -497,6 +496,8 @@ def _search_rg(
     patterns: list[Pattern], scorer: _Scorer, stores: list[Store], outcome: SearchOutcome,
     deadline: float | None,
 ) -> list[Hit]:
+    from .grep import grep
+
     jobs = [(store, job) for store in stores for job in store.jobs()]
     results = grep([job for _, job in jobs], [p.text for p in patterns], deadline)
     for store in stores:
@@ -550,7 +551,7 @@ INDEX_CANDIDATES = 100
 
 def _search_index(
     keywords: list[Keyword], patterns: list[Pattern], scorer: _Scorer, settings: Settings,
-    outcome: SearchOutcome, limit: int, only: Iterable[str] | None,
+    outcome: SearchOutcome, limit: int, only: Iterable[str] | None, deadline: float | None = None,
 ) -> list[Hit] | None:
     """The index engine, or None (with `outcome.fallback` set) when ripgrep must answer."""
     from .index import IndexReader, IndexUnavailable, QueryTerm, has_cjk, maybe_start_refresh
@@ -632,6 +633,9 @@ def _search_index(
     hits: list[Hit] = []
     gone = False
     for cand in candidates[: limit * 3]:
+        if deadline is not None and time.monotonic() > deadline:
+            outcome.timed_out = True
+            break
         if not _index_lines(cand, scan):
             gone = True  # changed or deleted since it was indexed
             continue

@@ -6,9 +6,10 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Protocol
+from typing import TYPE_CHECKING, Iterable, Protocol
 
-from ..grep import GrepJob
+if TYPE_CHECKING:
+    from ..grep import GrepJob
 
 
 @dataclass
