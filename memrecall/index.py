@@ -168,9 +168,11 @@ def maybe_start_refresh(settings: Settings, reason: str) -> bool:
             kwargs["start_new_session"] = True
         log = open(home / "refresh.log", "ab")
         try:
+            # `-P` and a cwd of our own: `python -m` would otherwise import a `memrecall/`
+            # package from the prompt's project folder, i.e. run a cloned repository's code.
             subprocess.Popen(
-                [sys.executable, "-m", "memrecall", "index", "refresh", "--background"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True, **kwargs,
+                [sys.executable, "-P", "-m", "memrecall", "index", "refresh", "--background"],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True, cwd=str(home), **kwargs,
             )
         finally:
             log.close()

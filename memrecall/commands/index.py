@@ -8,7 +8,10 @@ from typing import Annotated
 import typer
 
 index_app = typer.Typer(
-    help="The search index: a cache of the stores under $MEMRECALL_HOME/index (safe to delete).",
+    help=(
+        "The search index: a cache of the stores under $MEMRECALL_HOME/index (safe to delete).\n\n"
+        "Example: memrecall index build"
+    ),
     no_args_is_help=True,
 )
 
