@@ -383,7 +383,7 @@ _JA_NEEDS = ("パスワード", "パスフレーズ", "暗証番号", "合言葉
 _JA_JOIN = r"(?:[\(（][^\)）\n]{1,20}[\)）])?(?:の値|の中身|の文字列|の内容)?[ \t]*(?:は|が|を|って|とは|:|=|＝|→|->)?[ \t]*[「『\"'`]?"
 _ASCII_VALUE = r"([!-~]{3,200})"
 _EN_STRONG = r"(?<![$@%\w.\-/])(?:password|passwd|passphrase|passcode)"
-_EN_ANY = r"(?<![$@%\w.\-/])(?!(?-i:PASS\b|PIN\b))(?:password|passwd|passphrase|passcode|pass|pw|pwd|pin|secret|token|api[ _\-]?key)"
+_EN_ANY = r"(?<![$@%\w.\-/])(?!(?-i:PASS\b))(?:password|passwd|passphrase|passcode|pass|pw|pwd|pin|secret|token|api[ _\-]?key)"
 _EN_FOR = r"(?:\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w@.\-]+(?:\s+(?:account|user|server|db|database|box|host|vm|instance|wifi|wi-fi))?)?"
 _EN_VERB = r"(?:is|was|are|were|will\s+be|should\s+be|is\s+now|becomes|became)"
 _OPEN_Q = r"[\"'`“‘]?"
@@ -666,9 +666,6 @@ def _is_random_token(token: str) -> bool:
         # A path or URL: only a random-looking segment of its own counts.
         return any(_is_random_token(seg) for seg in token.split("/") if len(seg) >= 32)
     stripped = token.strip("=")
-    if "=" in stripped:
-        # `NAME=value` (an env line): each side on its own; base64 pads only at the end.
-        return any(_is_random_token(part) for part in stripped.split("=") if len(part) >= 32)
     if len(set(stripped)) < 16:
         return False
     classes = sum(bool(re.search(p, stripped)) for p in ("[a-z]", "[A-Z]", "[0-9]"))
@@ -679,6 +676,31 @@ def _is_random_token(token: str) -> bool:
     if len(parts) >= 3 and all(p.isalpha() or p.isdigit() for p in parts if p):
         return False
     return _entropy(stripped) >= 4.3
+
+
+_WORD_SEGMENT = re.compile(r"(?:^|/)[a-z][a-z0-9_.\-]{2,}(?:/|$)")
+
+
+def _random_parts(token: str) -> list[tuple[int, int]]:
+    """The spans of `token` that are a key: the value of `NAME=value`, the random segment
+    of a path (`notes/<key>.md` keeps its folders), or the whole token."""
+    if "=" in token.strip("="):
+        # `NAME=value` (an env line): each side on its own; base64 pads only at the end.
+        out: list[tuple[int, int]] = []
+        pos = 0
+        for part in token.split("="):
+            if len(part) >= 32:
+                out += [(pos + s, pos + e) for s, e in _random_parts(part)]
+            pos += len(part) + 1
+        return out
+    if "/" in token and (token[0] in "/~." or _WORD_SEGMENT.search(token)):
+        out, pos = [], 0
+        for segment in token.split("/"):
+            if len(segment) >= 32 and _is_random_token(segment):
+                out.append((pos, pos + len(segment)))
+            pos += len(segment) + 1
+        return out
+    return [(0, len(token))] if _is_random_token(token) else []
 
 
 def _trim(norm: str, start: int, end: int) -> tuple[int, int]:
@@ -724,8 +746,8 @@ def _spans(norm: str, rules: list[_Rule], long_run: bool) -> list[tuple[int, int
                 continue  # a URL fragment (playground links encode whole files there)
             if _PUBLIC_KEY.search(norm, max(0, start - 40), start):
                 continue  # `ssh-ed25519 AAAA…`: a public key, shared on purpose
-            if _is_random_token(match.group(0)):
-                add(start, match.end(), len(rules), "high-entropy")
+            for s, e in _random_parts(match.group(0)):
+                add(start + s, start + e, len(rules), "high-entropy")
     if not found:
         return []
     found.sort(key=lambda f: (f[0], f[2], -f[1]))

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .errors import MemrecallError
-from .redact import has_private, strip_private
+from .redact import has_optout, has_private, strip_private
 
 __all__ = [
     "TranscriptError", "Event", "ToolCall", "Session", "parse_session", "parse_lines",
@@ -145,6 +146,9 @@ class Session:
     warmup: bool = False
     is_agent_file: bool = False
     is_compaction_agent: bool = False
+    # Text the reading caps left out (see EVENT_KEEP_CHARS): 0 when the whole session was kept.
+    dropped_chars: int = 0
+    dropped_events: int = 0
 
     def title_hint(self) -> str:
         """The session's own title (custom, else Claude Code's ai-title), unless private."""
@@ -339,12 +343,14 @@ def _human_text(text: str) -> str | None:
 
 
 class _Builder:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, optout_marker: str = "") -> None:
         self.s = session
         self.seen_uuids: set[str] = set()
         self.assistant_by_id: dict[str, Event] = {}
         self.tools_by_id: dict[str, ToolCall] = {}
         self.first_human_seen = False
+        self.keeper = _Keeper(session, optout_marker)
+        self.keep = self.keeper.add
 
     def envelope(self, rec: dict[str, Any]) -> None:
         s = self.s
@@ -447,7 +453,7 @@ class _Builder:
         self.first_human_seen = True
         if has_private(typed):
             s.private = True
-        s.events.append(Event("human", strip_injections(typed), moment, raw=typed))
+        self.keep(Event("human", strip_injections(typed), moment, raw=typed))
 
     def assistant(self, rec: dict[str, Any]) -> None:
         message = rec.get("message")
@@ -473,7 +479,7 @@ class _Builder:
                     existing.text += "\n" + text
                 else:
                     event = Event("assistant", text, moment)
-                    self.s.events.append(event)
+                    self.keep(event)
                     if msg_id:
                         self.assistant_by_id[msg_id] = event
             elif btype in ("tool_use", "server_tool_use"):
@@ -483,7 +489,7 @@ class _Builder:
                 call = _render_tool(str(block.get("name") or "?"), block.get("input"), tool_id, self.s)
                 if tool_id:
                     self.tools_by_id[tool_id] = call
-                self.s.events.append(Event("tool", call.line, moment, tool=call))
+                self.keep(Event("tool", call.line, moment, tool=call))
             # thinking / redacted_thinking / images: never kept.
 
     def tool_result(self, block: dict[str, Any], moment: datetime | None) -> None:
@@ -493,11 +499,98 @@ class _Builder:
         call = self.tools_by_id.get(str(block.get("tool_use_id") or ""))
         if block.get("is_error") is True:
             text = re.sub(r"</?tool_use_error>", "", text)
-            self.s.events.append(Event("tool_error", _short(text, ERROR_KEEP), moment, tool=call))
+            self.keep(Event("tool_error", _short(text, ERROR_KEEP), moment, tool=call))
             return
         if call is not None and call.name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "TodoWrite"):
             return  # file contents and "updated successfully": the call line says enough
-        self.s.events.append(Event("tool_output", _short(text, TOOL_OUTPUT_KEEP), moment, tool=call))
+        self.keep(Event("tool_output", _short(text, TOOL_OUTPUT_KEEP), moment, tool=call))
+
+
+# --- what one session may cost -----------------------------------------------------------
+# A 500 MB transcript of pasted prompts took 44 minutes and 5 GB: every prompt was kept and
+# redacted whole, then condense showed 2,500 characters of each and 60,000 of the session.
+# These caps keep far more than condense can show (its output does not change below them)
+# and bound what any transcript costs: a prompt or reply keeps its head and tail, a session
+# the first third and the last two thirds of SESSION_KEEP_CHARS, and a line longer than
+# LINE_MAX_BYTES is not parsed. The Session counts what was left out; an opt-out marker in
+# it still opts the session out.
+EVENT_KEEP_CHARS = 20_000
+SESSION_KEEP_CHARS = 2_000_000
+LINE_MAX_BYTES = 32 * 1024 * 1024
+
+
+class _Keeper:
+    """Events in order within the caps: the session's head, a gap, its tail."""
+
+    def __init__(self, session: Session, optout_marker: str) -> None:
+        self.s = session
+        self.marker = optout_marker.strip()
+        self.head_room = SESSION_KEEP_CHARS // 3
+        self.tail: deque[Event] = deque()
+        self.tail_chars = 0
+        self.marker_dropped = False
+
+    def add(self, event: Event) -> None:
+        if len(event.text) > EVENT_KEEP_CHARS:
+            event.text = self._cut(event.text)
+        if len(event.raw) > EVENT_KEEP_CHARS:
+            raw = cut_head(event.raw, EVENT_KEEP_CHARS) + "\n…\n" + cut_tail(event.raw, EVENT_KEEP_CHARS)
+            if self.marker and has_optout(event.raw, self.marker) and not has_optout(raw, self.marker):
+                raw += "\n" + self.marker  # only `raw` is asked for the marker, so it stays
+            event.raw = raw
+        size = len(event.text)
+        if not self.tail and size <= self.head_room:
+            self.head_room -= size
+            self.s.events.append(event)
+            return
+        self.tail.append(event)
+        self.tail_chars += size
+        while self.tail_chars > SESSION_KEEP_CHARS - SESSION_KEEP_CHARS // 3 and len(self.tail) > 1:
+            gone = self.tail.popleft()
+            self.tail_chars -= len(gone.text)
+            self.s.dropped_chars += len(gone.text)
+            self.s.dropped_events += 1
+            if self.marker and gone.kind == "human" and has_optout(gone.raw or gone.text, self.marker):
+                self.marker_dropped = True
+
+    def _cut(self, text: str) -> str:
+        head = cut_head(text, EVENT_KEEP_CHARS * 2 // 3)
+        tail = cut_tail(text, EVENT_KEEP_CHARS // 3)
+        gap = len(text) - len(head) - len(tail)
+        self.s.dropped_chars += gap
+        return f"{head}\n…[{gap} characters left out while reading]…\n{tail}"
+
+    def finish(self) -> None:
+        self.s.events.extend(self.tail)
+        if self.marker_dropped:
+            # An opt-out typed in a prompt the cap dropped: a bare turn that carries it.
+            self.s.events.append(Event("human", "", None, raw=self.marker))
+
+
+def _capped_lines(handle: Any, marker: str, dropped: list[int]) -> Iterator[bytes]:
+    """The file's lines; one over LINE_MAX_BYTES is skipped without being held, and counted
+    in `dropped` (bytes, lines)."""
+    while True:
+        line = handle.readline(LINE_MAX_BYTES + 1)
+        if not line:
+            return
+        if len(line) <= LINE_MAX_BYTES or line.endswith(b"\n"):
+            yield line
+            continue
+        size, found, carry = 0, False, b""
+        while line:
+            size += len(line)
+            if marker and not found:
+                found = has_optout((carry + line).decode("utf-8", "replace"), marker)
+                carry = line[-256:]
+            if line.endswith(b"\n"):
+                break
+            line = handle.readline(LINE_MAX_BYTES)
+        dropped[0] += size
+        dropped[1] += 1
+        if found:
+            # The opt-out typed in the skipped line, as a prompt of its own: it still counts.
+            yield json.dumps({"type": "user", "message": {"role": "user", "content": marker}}).encode()
 
 
 def _iter_records(lines: Iterable[str | bytes], session: Session) -> Iterator[dict[str, Any]]:
@@ -518,14 +611,17 @@ def _iter_records(lines: Iterable[str | bytes], session: Session) -> Iterator[di
         yield rec
 
 
-def parse_lines(lines: Iterable[str | bytes], path: Path, project_dir: str = "") -> Session:
-    """Parse transcript lines (already read) into a Session. Never raises on bad content."""
+def parse_lines(lines: Iterable[str | bytes], path: Path, project_dir: str = "", optout_marker: str = "") -> Session:
+    """Parse transcript lines (already read) into a Session. Never raises on bad content.
+
+    `optout_marker`: text the reading caps leave out is searched for it, so an opt-out typed
+    there still counts (`Event.raw` keeps it)."""
     name = path.name
     stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else path.stem
     session = Session(path=path, session_id=stem, project_dir=project_dir or path.parent.name)
     session.is_compaction_agent = stem.startswith("agent-acompact")
     session.is_agent_file = stem.startswith("agent-")
-    builder = _Builder(session)
+    builder = _Builder(session, optout_marker)
     inner_ids: list[str] = []
     for rec in _iter_records(lines, session):
         sid = rec.get("sessionId")
@@ -536,6 +632,7 @@ def parse_lines(lines: Iterable[str | bytes], path: Path, project_dir: str = "")
         except (TypeError, AttributeError, KeyError, ValueError):
             # A record shaped unlike any version seen: skip it rather than lose the session.
             session.malformed_lines += 1
+    builder.keeper.finish()
     if session.is_agent_file and inner_ids:
         # Subagent files carry the parent's sessionId; keep the agent's own name as the id.
         session.session_id = stem
@@ -548,10 +645,15 @@ def _looks_like_uuid(text: str) -> bool:
     return bool(re.fullmatch(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}", text))
 
 
-def parse_session(path: Path, project_dir: str = "") -> Session:
-    """Read and parse one transcript file."""
+def parse_session(path: Path, project_dir: str = "", optout_marker: str = "") -> Session:
+    """Read and parse one transcript file, streaming, within the caps above."""
+    dropped = [0, 0]
     try:
         with open(path, "rb") as handle:
-            return parse_lines(handle, path, project_dir)
+            session = parse_lines(_capped_lines(handle, optout_marker.strip(), dropped), path, project_dir,
+                                  optout_marker)
+            session.dropped_chars += dropped[0]
+            session.dropped_events += dropped[1]
+            return session
     except OSError as exc:
         raise TranscriptError(f"cannot read transcript {path}: {exc.strerror or exc}") from exc

@@ -77,6 +77,7 @@ class SessionRow:
     output: Path | None = None
     start: datetime | None = None
     will_retry: bool = False
+    dropped_chars: int = 0  # left out by the transcript reader's caps (a very long session)
 
 
 @dataclass
@@ -145,6 +146,8 @@ class RunReport:
             "raw_bytes": self.raw_bytes,
             "oldest_unsummarized": oldest.isoformat(timespec="seconds") if oldest else None,
             "pending": self.pending,
+            # Sessions too long to read whole: session id → characters left out of the middle.
+            "capped": {r.session_id: r.dropped_chars for r in self.rows if r.dropped_chars},
         }
 
 
@@ -349,7 +352,7 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
             row.reason = "backend-unavailable"
             continue
         try:
-            session = parse_session(found.path, found.project_dir)
+            session = parse_session(found.path, found.project_dir, cfg.optout_marker)
         except TranscriptError as exc:
             if found.path.exists():
                 row.decision, row.reason = "failed", redact_fast(str(exc))
@@ -357,6 +360,13 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
                 row.reason = "vanished"
             continue
         row.start = session.start
+        if session.dropped_chars:
+            row.dropped_chars = session.dropped_chars
+            report.notes.append(
+                f"session {found.session_id[:8]} is very long: {session.dropped_chars:,} characters were left out "
+                f"while reading it ({session.dropped_events:,} events of its middle, the middles of its longest "
+                f"prompts); its start and end are summarized"
+            )
         reason = discover.session_reason(session, settings)
         condensed = None
         if not reason:
