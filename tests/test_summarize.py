@@ -32,7 +32,7 @@ CWD = "/home/dev/ec-backend"
 PROJECT = "-home-dev-ec-backend"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
 RUN_KEYS = {"started", "finished", "backend", "summarized", "skipped", "failed", "chars_sent",
-            "raw_bytes", "oldest_unsummarized", "pending"}
+            "raw_bytes", "oldest_unsummarized", "pending", "capped"}
 
 TURNS = [
     ("PAY-1234 の決済APIタイムアウト、いま client.go で何秒になってる？",
