@@ -442,6 +442,16 @@ def _garbage_over_segments(gen: Path) -> None:
             path.write_bytes(b"\x00\xffnot a segment\x00" * 8)
 
 
+def _bitrot_in_one_file(gen: Path) -> None:
+    # Same size, same name, flipped bytes in the middle: what a bad disk sector does.
+    victim = max((p for p in gen.iterdir() if p.is_file() and p.suffix in (".idx", ".term", ".store")),
+                 key=lambda p: p.stat().st_size)
+    data = bytearray(victim.read_bytes())
+    for i in range(len(data) // 4, len(data) // 2):
+        data[i] ^= 0x5A
+    victim.write_bytes(bytes(data))
+
+
 def _truncate_meta(gen: Path) -> None:
     raw = (gen / META_NAME).read_bytes()
     (gen / META_NAME).write_bytes(raw[: len(raw) // 2])
@@ -468,6 +478,7 @@ def _meta_not_an_object(gen: Path) -> None:
 FAULTS = {
     "garbage-over-index-files": _garbage_over_tantivy,
     "garbage-over-segments": _garbage_over_segments,
+    "bitrot-inside-one-file": _bitrot_in_one_file,
     "truncated-memrecall-json": _truncate_meta,
     "memrecall-json-not-an-object": _meta_not_an_object,
     "current-names-missing-folder": _missing_generation,
@@ -495,6 +506,18 @@ def test_a_damaged_index_falls_back_to_ripgrep_and_a_refresh_heals_it(stores: di
     entry = fx.last_log(stores["home"], f"{fault}-2")
     assert entry["engine"] == "index" and "index_fallback" not in entry
     assert entry["injected"][0]["ref"] == "notes/在庫同期バッチ.md"
+
+
+def test_hooks_read_the_index_while_a_writer_holds_its_lock(stores: dict[str, Path]) -> None:
+    from filelock import FileLock
+
+    _build()
+    with FileLock(str(stores["home"] / "index" / "write.lock")).acquire(timeout=10):
+        for n, (prompt, text) in enumerate([("bd-7f3a の状況は？", "Checkout returns 500"),
+                                            ("what about sync_inventory_batch?", "在庫同期バッチ")]):
+            done = fx.hook(prompt, f"locked{n}")
+            assert text in _context(done)
+            assert fx.last_log(stores["home"], f"locked{n}")["engine"] == "index"
 
 
 def test_an_index_built_by_another_analyser_is_not_used_until_rebuilt(stores: dict[str, Path]) -> None:
