@@ -185,7 +185,7 @@ none null nil true false undefined string str int bool boolean number object any
 redacted xxxxxx xxxx xxx changeme change_me example sample dummy test password passwd passphrase
 secret token bearer basic digest token: yourpassword your_password mypassword my_password
 yourtoken your_token mytoken your_api_key api_key apikey hidden masked empty unset default
-env environment variable variables value values file stdin prompt ask interactive
+env environment variable variables value values file stdin prompt ask interactive no-check nocheck
 """.split())
 _QUOTES = "\"'`“”‘’「」『』"
 _TRAILING = ".,;:!?)。、，．：；！？）"
@@ -195,7 +195,7 @@ _CODE_REF = re.compile(
 )
 _PATHISH = re.compile(r"^(?:~|\.{1,2})?/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|cer|asc|gpg|ya?ml|toml|ini|conf|env|jks|keystore)$", re.I)
 # Code, not a value: a call (`getProperty(`), an attribute chain (`request.token`).
-_CODE = re.compile(r"[A-Za-z_]\w*[(\[]|^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$")
+_CODE = re.compile(r"[A-Za-z_]\w*[(\[]|^[A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*)+$")
 _NAMING_WORD = re.compile(r"token|secret|passw|passphrase|key|credential|example|sample|dummy|placeholder|your|changeme")
 _WORDISH = re.compile(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*|[a-z]+(?:[A-Z][a-z]+)+")
 
@@ -370,6 +370,18 @@ def _env_spans(match: re.Match[str]) -> list[tuple[int, int]]:
     value = norm[start:end]
     ok = _check_flag(value) if strong else _check_random(value)
     return [(start, end)] if ok and end > start else []
+
+
+def _assignment_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """`key = value` where the key names a secret, not a thing about one (`token_url`,
+    `password_file`, `secret_id`), and the value is not a plain URL (those rules are above)."""
+    key = match.group("key").lower()
+    if key.replace("-", "_").replace(".", "_").split("_")[-1].upper() in _ENV_NAMING:
+        return []
+    value = match.group("value")
+    if re.match(r"[a-z][a-z0-9+.\-]*://", value, re.I) and "hook" not in key:
+        return []
+    return [match.span("value")] if _check_assignment(value) else []
 
 
 _JA_WEAK = (
@@ -609,13 +621,13 @@ _RULES: list[_Rule] = [
     _Rule("secret-assignment",
           r"""(?ix)
           (?<![A-Za-z0-9_.\-])  # from the start of a word only: linear, not quadratic, per word
-          ["']?[A-Za-z0-9_.\-]*(?:""" + _KEYWORD + r""")
+          ["']?(?P<key>[A-Za-z0-9_.\-]*(?:""" + _KEYWORD + r""")
               # the secret word ends the key or a separator follows: `Co-authored-by` is no key
-              s?(?:[_.\-][A-Za-z0-9_.\-]*)?["']?
+              s?(?:[_.\-][A-Za-z0-9_.\-]*)?)["']?
           \s*(?:=|:|=>)\s*
           (?!\\?["']?\[REDACTED)
-          \\?["']?([^\s"'`,;}{)(<>\\]{6,})\\?["']?
-          """, _KEYWORD_NEEDS, group=1, check=_check_assignment),
+          \\?["']?(?P<value>[^\s"'`,;}{)(<>\\]{6,})\\?["']?
+          """, _KEYWORD_NEEDS, spans=_assignment_spans),
 ]
 
 # A run of token characters long enough to be a key without a prefix.
@@ -623,6 +635,7 @@ _LONG_RUN = re.compile(r"[A-Za-z0-9_+/=.~\-]{20,}")
 _UPPER_OR_DIGIT = re.compile(r"[A-Z0-9]")
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=\-]{32,}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_TRACKING = re.compile(r"[?&](?:gclid|fbclid|msclkid|dclid|yclid|gbraid|wbraid|mc_eid|_ga|_gl)=$")
 _PUBLIC_KEY = re.compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+$")
 
 
@@ -746,6 +759,8 @@ def _spans(norm: str, rules: list[_Rule], long_run: bool) -> list[tuple[int, int
                 continue  # a URL fragment (playground links encode whole files there)
             if _PUBLIC_KEY.search(norm, max(0, start - 40), start):
                 continue  # `ssh-ed25519 AAAA…`: a public key, shared on purpose
+            if _TRACKING.search(norm, max(0, start - 16), start):
+                continue  # `&gclid=…`: an ad click id in a copied link
             for s, e in _random_parts(match.group(0)):
                 add(start + s, start + e, len(rules), "high-entropy")
     if not found:
@@ -857,6 +872,8 @@ def _plugin_line(line: str, scan: Callable[[str], list[tuple[str, str]]]) -> tup
         if len(value) < 6 or "REDACTED" in value:
             continue
         kind = _kind_of(secret_type)
+        if _is_placeholder(value):
+            continue  # `https://<user>:<token>@host` in a how-to
         if kind in ("base64-high-entropy-string", "hex-high-entropy-string"):
             if _HEX.fullmatch(value) and (len(value) < 32 or len(value) in (40, 64)):
                 continue  # git SHAs, digests and agent ids in quotes are identifiers

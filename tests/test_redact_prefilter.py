@@ -1,6 +1,7 @@
-"""The hook's cheap "could this hold a secret?" gate must never wave a secret through:
-redact_fast skips the patterns when the gate says no, so the gate has to say yes for every
-planted secret, alone and in Japanese or English context."""
+"""The hook's cheap gates must never wave a secret through: a rule runs only when one of its
+literal triggers occurs in the (normalised) text, so the gated pass must find exactly what
+every rule run without gates finds, for every planted secret and class case, alone and in
+Japanese or English context."""
 
 from __future__ import annotations
 
@@ -50,13 +51,34 @@ def test_fixtures_are_there() -> None:
 def test_gate_never_hides_what_the_patterns_would_redact(name: str) -> None:
     for context in CONTEXTS:
         text = context.format(SECRETS[name])
-        if redact._regex_pass(text)[1]:
+        full = redact._full_pass(text)
+        assert redact._regex_pass(text) == full, text
+        if full[1]:
             assert redact._could_hold_secret(text), text
 
 
 def test_gate_passes_every_planted_transcript_text_the_patterns_redact() -> None:
-    missed = [t[:120] for t in _transcript_texts() if redact._regex_pass(t)[1] and not redact._could_hold_secret(t)]
+    missed = [t[:120] for t in _transcript_texts() if redact._regex_pass(t) != redact._full_pass(t)]
     assert not missed
+
+
+def _class_texts() -> list[str]:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    from secret_classes import cases
+
+    from test_redact import CLASSES
+
+    return [text for _, _, text in cases()] + [text for members in CLASSES.values() for _, text in members]
+
+
+def test_gated_pass_equals_the_full_pass_on_every_class_case() -> None:
+    texts = _class_texts()
+    assert len(texts) > 150
+    for text in texts:
+        assert redact._regex_pass(text) == redact._full_pass(text), text
+        assert redact._full_pass(text)[1] >= 1, text
 
 
 @pytest.mark.parametrize(

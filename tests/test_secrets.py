@@ -28,22 +28,36 @@ def test_no_planted_secret_survives_anywhere(tmp_path: Path) -> None:
     runs = report["runs"]
     # The pipeline really ran: summaries written by all three backends, LLMs called, the
     # hook injected the note and search found it (0 survivors of a broken run proves nothing).
-    assert report["secrets"] >= 50
+    assert report["secrets"] >= 180
     for backend in ("extractive", "command", "claude"):
-        assert runs[backend]["exit"] == 0 and runs[backend]["summaries"] == 2, runs
-    assert runs["command"]["llm_calls"] >= 2 and runs["claude"]["llm_calls"] >= 2
+        # Two fixture sessions, the class session and the private one; the opted-out one skipped.
+        assert runs[backend]["exit"] == 0 and runs[backend]["summaries"] == 4, runs
+        assert runs[backend]["opted_out"] == 1, runs
+    assert runs["command"]["llm_calls"] >= 4 and runs["claude"]["llm_calls"] >= 4
     assert runs["recall"]["injected"] == runs["recall"]["prompts"] and runs["recall"]["errors"] == 0
+    assert runs["recall"]["opted_out"] == 1
     assert runs["recall"]["searches_finding_the_note"] >= 4
+    assert runs["recall"]["searches_showing_named_file"] >= 1  # found, and shown redacted
+    for cls in ("cloud-key", "url", "shell", "file", "webhook", "prose-ja", "prose-en", "name", "zero-width",
+                "private", "opt-out"):
+        assert report["by_class"][cls]["planted"] >= 3, cls
     assert report["survivors"] == [], report["survivors"]
+
+
+def test_every_class_case_is_redacted_by_both_detectors() -> None:
+    table = report_mod.direct_survivors()
+    assert sum(row["cases"] for row in table.values()) >= 120
+    assert all(row["redact"] == 0 and row["redact_fast"] == 0 for row in table.values()), table
 
 
 @pytest.mark.corpus
 def test_false_positive_rate_on_clean_text(corpus: Path) -> None:
-    result = report_mod.false_positive_rate(corpus, every=3)
+    result = report_mod.false_positive_rate(corpus)
     if result is None:
         pytest.skip("no tldr-ja-en / vue-docs-ja in the corpus")
     assert result["lines"] > 5000
-    assert result["rate"] < 0.002, result["examples"]
+    assert result["rate"] < 0.001, result["examples"]
+    assert result["fast_rate"] < 0.001
 
 
 @pytest.mark.parametrize("text", [
@@ -71,6 +85,31 @@ def test_secret_in_prompt_is_never_a_keyword(tmp_path: Path, isolated_home: Path
     assert "PAY-1234" in entry["keywords"]
     for piece in ("Tr0ub4dor", "Horse-9931", "Xq7vR2mK9pL4", "REDACTED"):
         assert piece not in text, piece
+
+
+@pytest.mark.parametrize("prompt", [
+    "PAY-1234 の件。本番DBのパスワードは Jp-Kw-Pw1 で、mysql -uroot -pJp-Kw-Cli2 shop でつないだ",
+    "PAY-1234: set the password to En-Kw-Pw3 and curl -u ops:En-Kw-Curl4 https://ci.example.com",
+    "PAY-1234 postgres://app:Url/Kw@Pw5@db.internal/shop と PGPASSWORD=Env-Kw-Pw6 psql",
+    "PAY-1234 machine ci.example.com login bot password Netrc-Kw-Pw7 と https://hooks.slack.com/triggers/T1/22/HookKw8",
+    "PAY-1234 の鍵 wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY と パスワードは" + "\u200b".join(["Zw", "Kw", "-Pw9"]) + "です",
+])
+def test_secret_classes_in_a_prompt_are_never_keywords(tmp_path: Path, isolated_home: Path, prompt: str) -> None:
+    """Not in the recall log, not in the session state (the hook's whole on-disk trace)."""
+    (isolated_home / "config.toml").write_text("[recall]\ndeadline_ms = 20000\n", encoding="utf-8")
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "pay.md").write_text("# 決済\nPAY-1234 のタイムアウトは 10 秒。\n", encoding="utf-8")
+    done = run_hook(hook_json("k2", prompt), {"MEMRECALL_OBSIDIAN": str(vault),
+                                              "MEMRECALL_SUMMARIES": str(tmp_path / "none")})
+    assert done.returncode == 0
+    logs = "".join(p.read_text(encoding="utf-8") for p in (isolated_home / "logs").glob("recall-*.jsonl"))
+    state = "".join(p.read_text(encoding="utf-8") for p in (isolated_home / "state").rglob("*.json"))
+    entry = json.loads(logs.splitlines()[-1])
+    assert "PAY-1234" in entry["keywords"]
+    trace = (logs + state + done.stdout.decode("utf-8")).replace("\u200b", "")
+    for piece in ("Kw-Pw", "Kw-Cli", "Kw-Curl", "Url/Kw", "Netrc-Kw", "HookKw", "bPxRfiCY", "ZwKw"):
+        assert piece not in trace, piece
 
 
 # --- injected memories are data (extends test_recall's wrapper test) --------------------
