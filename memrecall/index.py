@@ -145,9 +145,10 @@ def _current(home: Path) -> Path | None:
     return home / name
 
 
-def maybe_start_refresh(settings: Settings, reason: str) -> bool:
-    """Start a detached `memrecall index refresh` unless one was asked for within the
-    refresh interval. Returns whether one was started. Never raises."""
+def maybe_start_refresh(settings: Settings, reason: str, rebuild: bool = False) -> bool:
+    """Start a detached `memrecall index refresh` (`rebuild` when the index failed a query:
+    damage a refresh could keep) unless one was asked for within the refresh interval.
+    Returns whether one was started. Never raises."""
     home = index_home(settings)
     stamp = home / "refresh.stamp"
     try:
@@ -171,7 +172,7 @@ def maybe_start_refresh(settings: Settings, reason: str) -> bool:
             # `-P` and a cwd of our own: `python -m` would otherwise import a `memrecall/`
             # package from the prompt's project folder, i.e. run a cloned repository's code.
             subprocess.Popen(
-                [sys.executable, "-P", "-m", "memrecall", "index", "refresh", "--background"],
+                [sys.executable, "-P", "-m", "memrecall", "index", "rebuild" if rebuild else "refresh", "--background"],
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True, cwd=str(home), **kwargs,
             )
         finally:

@@ -417,15 +417,19 @@ def _refresh_locked(settings: Settings, home: Path, full: bool, progress: Progre
     index = None
     if usable:
         assert current is not None
-        try:
-            index = tv.Index.open(str(current))
-            _register(index)
-            index.searcher()
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException as exc:  # corrupt or from another tantivy: start over
-            report.warnings.append(f"index unreadable ({exc.__class__.__name__}); rebuilt")
-            index = None
+        damaged = verify_checksums(current)
+        if damaged:
+            report.warnings.append(f"index damaged ({damaged}); rebuilt")
+        else:
+            try:
+                index = tv.Index.open(str(current))
+                _register(index)
+                index.searcher()
+            except (KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # corrupt or from another tantivy: start over
+                report.warnings.append(f"index unreadable ({exc.__class__.__name__}); rebuilt")
+                index = None
     if index is None:
         report.mode = "build"
         meta = {}
@@ -448,27 +452,27 @@ def _refresh_locked(settings: Settings, home: Path, full: bool, progress: Progre
 
     try:
         _apply(index, analyzer, roots, old_files, report, progress, settings.tokenizer)
+        now_iso = datetime.now(timezone.utc).isoformat()
+        new_meta = {
+            "schema": SCHEMA_VERSION,
+            "backend": analyzer.name,
+            "built_at": meta.get("built_at", now_iso) if report.mode == "refresh" else now_iso,
+            "refreshed_at": now_iso,
+            "documents": report.documents,
+            "roots": [[r.store, str(r.path)] for r in roots],
+        }
+        # The manifest (every file's size and mtime) is only for refreshes; the hook reads
+        # the small metadata file alone. Manifest first: a refresh killed between the two
+        # writes re-reads a few files next time, nothing worse.
+        write_atomic(target / MANIFEST_NAME, json.dumps(report.files, ensure_ascii=False))
+        write_json_atomic(target / META_NAME, new_meta)
+        if report.mode == "build":
+            write_atomic(home / "CURRENT", target.name + "\n")
     except BaseException:
         if report.mode == "build":
             shutil.rmtree(target, ignore_errors=True)  # the previous generation stays live
         raise
-
-    now_iso = datetime.now(timezone.utc).isoformat()
-    new_meta = {
-        "schema": SCHEMA_VERSION,
-        "backend": analyzer.name,
-        "built_at": meta.get("built_at", now_iso) if report.mode == "refresh" else now_iso,
-        "refreshed_at": now_iso,
-        "documents": report.documents,
-        "roots": [[r.store, str(r.path)] for r in roots],
-    }
-    # The manifest (every file's size and mtime) is only for refreshes; the hook reads the
-    # small metadata file alone. Manifest first: a refresh killed between the two writes
-    # re-reads a few files next time, nothing worse.
-    write_atomic(target / MANIFEST_NAME, json.dumps(report.files, ensure_ascii=False))
-    write_json_atomic(target / META_NAME, new_meta)
     if report.mode == "build":
-        write_atomic(home / "CURRENT", target.name + "\n")
         _remove_old_generations(home, keep=target)
     report.seconds = round(time.monotonic() - started, 3)
     report.path = str(target)
@@ -584,6 +588,43 @@ def _apply_beads(
             writer.delete_documents_by_term("key", before[1])
             report.removed += 1
     return {"mtime": st.st_mtime_ns, "size": st.st_size, "issues": issues}
+
+
+def verify_checksums(gen: Path) -> str:
+    """Check every tantivy file against the CRC-32 in its footer (tantivy writes one:
+    `<json {"version":…,"crc":n}><u32 json length><u32 magic 1337>`). Opening an index reads
+    only headers, so flipped bytes in a segment would otherwise surface one query at a time.
+    Returns the first damaged file's name, or "" when all are intact."""
+    import struct
+    import zlib
+
+    try:
+        meta = json.loads((gen / "meta.json").read_text(encoding="utf-8"))
+        committed = {str(seg["segment_id"]).replace("-", "") for seg in meta["segments"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return "meta.json"
+    # Only the committed segments' files: a refresh that failed may leave half-written
+    # files of its own, which tantivy never reads and collects later.
+    for path in sorted(gen.iterdir()):
+        name = path.name
+        if name.split(".", 1)[0] not in committed:
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return name
+        if len(data) < 8:
+            return name
+        footer_len, magic = struct.unpack("<II", data[-8:])
+        if magic != 1337 or footer_len + 8 > len(data):
+            return name
+        try:
+            crc = json.loads(data[-8 - footer_len : -8]).get("crc")
+        except (ValueError, AttributeError):
+            return name
+        if zlib.crc32(memoryview(data)[: len(data) - 8 - footer_len]) != crc:
+            return name
+    return ""
 
 
 def _remove_old_generations(home: Path, keep: Path) -> None:

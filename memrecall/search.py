@@ -560,10 +560,10 @@ def _search_index(
     background = settings.index.background
     mark = time.monotonic()
 
-    def fall_back(reason: str) -> None:
+    def fall_back(reason: str, rebuild: bool = False) -> None:
         outcome.fallback = reason
         if background:
-            outcome.refresh_started = maybe_start_refresh(settings, reason)
+            outcome.refresh_started = maybe_start_refresh(settings, reason, rebuild)
 
     try:
         reader = IndexReader(settings, keywords[0].backend)
@@ -588,7 +588,7 @@ def _search_index(
     except (KeyboardInterrupt, SystemExit):
         raise
     except BaseException as exc:  # a damaged segment; tantivy's panics are BaseExceptions
-        fall_back(f"index query failed: {exc.__class__.__name__}: {str(exc)[:200]}")
+        fall_back(f"index query failed: {exc.__class__.__name__}: {str(exc)[:200]}", rebuild=True)
         return None
     outcome.engine = "index"
     mark = outcome.mark("query", mark)

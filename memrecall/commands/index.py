@@ -100,12 +100,15 @@ def refresh_command(
 @index_app.command("rebuild")
 def rebuild_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
+    background: Annotated[
+        bool, typer.Option("--background", help="Quiet; exit at once if another build runs (hooks use this).")
+    ] = False,
 ) -> None:
     """Build a new index from scratch; the old one serves until the new one is complete.
 
     Example: memrecall index rebuild
     """
-    _run(full=True, as_json=as_json, quiet=False, wait=600)
+    _run(full=True, as_json=as_json, quiet=background, wait=0 if background else 600)
 
 
 @index_app.command("status")
