@@ -46,22 +46,27 @@ def _class(ranges: tuple[tuple[int, int], ...]) -> str:
     return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b != a else "") for a, b in ranges)
 
 
-# Terminal escape sequences, whole, so their payload (a URL, a base64 clipboard) goes too.
-# 7-bit (ESC …) and 8-bit (C1) introducers; string commands end at BEL or ST, or at the end
-# of the line when a note leaves one open.
-_SEQUENCE = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"              # CSI (SGR colours, cursor moves, …)
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])"        # OSC, DCS, SOS, PM, APC
-    r"[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
-    r"|\x1b[ -/]*[0-~]?"                                # any other ESC sequence (or a lone ESC)
-)
-# Every control left (C0 but tab/newline, DEL, C1), format characters, lone surrogates.
-_INVISIBLE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f" + _class(FORMAT_RANGES) + "\ud800-\udfff]"
-)
-# More than one variation selector in a row carries data, not a glyph variant (the
-# "emoji smuggling" trick); the first one is a real variant and stays.
-_SELECTOR_RUN = re.compile("([\ufe00-\ufe0f\U000e0100-\U000e01ef])[\ufe00-\ufe0f\U000e0100-\U000e01ef]+")
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """Compiled on first use: the hook imports this module for its log line on every prompt,
+    and only a prompt that injects needs these (a few ms of compiling)."""
+    # Terminal escape sequences, whole, so their payload (a URL, a base64 clipboard) goes too.
+    # 7-bit (ESC …) and 8-bit (C1) introducers; string commands end at BEL or ST, or at the
+    # end of the line when a note leaves one open.
+    sequence = re.compile(
+        r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"              # CSI (SGR colours, cursor moves, …)
+        r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])"        # OSC, DCS, SOS, PM, APC
+        r"[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
+        r"|\x1b[ -/]*[0-~]?"                                # any other ESC sequence (or a lone ESC)
+    )
+    # Every control left (C0 but tab/newline, DEL, C1), format characters, lone surrogates.
+    invisible = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + _class(FORMAT_RANGES) + "\ud800-\udfff]")
+    # More than one variation selector in a row carries data, not a glyph variant (the
+    # "emoji smuggling" trick); the first one is a real variant and stays.
+    selector_run = re.compile("([\ufe00-\ufe0f\U000e0100-\U000e01ef])[\ufe00-\ufe0f\U000e0100-\U000e01ef]+")
+    return sequence, invisible, selector_run
+
+
 _LINE_BREAKS = re.compile("\r\n?|[\x85\u2028\u2029]")
 _SPACES = re.compile(r"\s+")
 
@@ -88,9 +93,10 @@ _MAX_FOLDS = 8
 
 
 def _strip(text: str) -> str:
-    text = _SEQUENCE.sub("", text)
-    text = _INVISIBLE.sub("", text)
-    return _SELECTOR_RUN.sub(r"\1", text)
+    sequence, invisible, selector_run = _patterns()
+    text = sequence.sub("", text)
+    text = invisible.sub("", text)
+    return selector_run.sub(r"\1", text)
 
 
 def clean(text: object, *, one_line: bool = True) -> str:
@@ -141,8 +147,7 @@ def _json_unsafe() -> re.Pattern[str]:
 
 
 def _json_escape(match: re.Match[str]) -> str:
-    char = match.group()
-    code = ord(char)
+    code = ord(match.group())
     if code > 0xFFFF:
         code -= 0x10000
         return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
