@@ -136,12 +136,43 @@ _PRIVATE_SPAN = re.compile(
     r"[<\u3008]\s*private\s*[>\u3009].*?(?:[<\u3008]\s*/\s*private\s*[>\u3009]|\Z)",
     re.S | re.I,
 )
+# Where compatibility forms of ASCII live (full-width, small forms, circled, mathematical):
+# the characters whose NFKC is the one wanted, found without normalising a 4 MB prompt.
+_COMPAT_RANGES = ((0x20, 0x7F), (0x2000, 0x2070), (0x2460, 0x2500), (0x3000, 0x3040),
+                  (0xFE50, 0xFE70), (0xFF00, 0xFFF0), (0x1D400, 0x1D800))
+_variants_table: dict[str, set[str]] = {}
+_GAP = "(?:\\s|" + _INVISIBLE.pattern + ")*"
+_INNER_GAP = "(?:" + _INVISIBLE.pattern + ")*"
 _OPTOUT_CACHE: dict[str, re.Pattern[str] | None] = {}
+_PRIVATE_OPEN: list[re.Pattern[str]] = []
+
+
+def _variants(char: str) -> str:
+    """A character class of every spelling whose NFKC (lower-cased) is `char`."""
+    if not _variants_table:
+        for low, high in _COMPAT_RANGES:
+            for code in range(low, high):
+                folded = unicodedata.normalize("NFKC", chr(code)).lower()
+                if len(folded) == 1:
+                    _variants_table.setdefault(folded, set()).add(chr(code))
+    found = _variants_table.get(char.lower(), set()) | {char, char.lower(), char.upper()}
+    return "[" + "".join(re.escape(c) for c in sorted(found)) + "]"
+
+
+def _spelled(word: str, gap: str) -> str:
+    return gap.join(_variants(c) for c in word)
+
+
+def _private_open() -> re.Pattern[str]:
+    if not _PRIVATE_OPEN:
+        bracket = "(?:" + _variants("<") + "|\u3008)"
+        _PRIVATE_OPEN.append(re.compile(bracket + _GAP + _spelled("private", _INNER_GAP)))
+    return _PRIVATE_OPEN[0]
 
 
 def _private_spans(text: str) -> tuple[list[tuple[int, int]], list[int] | None, list[int] | None]:
-    if "private" not in _flat(text).lower():
-        return [], None, None  # the common case, answered without building the map
+    if not _private_open().search(text):
+        return [], None, None  # the common case, answered without normalising the text
     norm, starts, ends = normalise(text)
     return [m.span() for m in _PRIVATE_SPAN.finditer(norm)], starts, ends
 
@@ -159,9 +190,9 @@ def strip_private(text: str, replacement: str = "") -> str:
 def _optout_pattern(marker: str) -> re.Pattern[str] | None:
     if marker not in _OPTOUT_CACHE:
         chars = [c for c in normalise(marker)[0] if not c.isspace()]
-        _OPTOUT_CACHE[marker] = (
-            re.compile(r"\s*".join(re.escape(c) for c in chars), re.I) if chars else None
-        )
+        # Each character in any width or case, spaces or invisible characters between them:
+        # NFKC's answer, without normalising the whole prompt.
+        _OPTOUT_CACHE[marker] = re.compile(_GAP.join(_variants(c) for c in chars)) if chars else None
     return _OPTOUT_CACHE[marker]
 
 
@@ -169,12 +200,7 @@ def has_optout(text: str, marker: str) -> bool:
     """True when `text` holds the opt-out marker in any width, case or spacing
     (`#memrecall:off`, `＃ｍｅｍｒｅｃａｌｌ：ｏｆｆ`, `# MemRecall : Off`)."""
     pattern = _optout_pattern(marker)
-    return bool(pattern and pattern.search(_flat(text)))
-
-
-def _flat(text: str) -> str:
-    """Normalised like `normalise`, without the map back (C speed, for yes/no questions)."""
-    return text if text.isascii() else unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+    return bool(pattern and pattern.search(text))
 
 
 # --- value checks -------------------------------------------------------------------------
