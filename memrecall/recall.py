@@ -414,6 +414,12 @@ def recall(
     phase_started = time.monotonic()
     outcome = search(keywords, settings, deadline=deadline, limit=10)
     log["phase_ms"]["search"] = round((time.monotonic() - phase_started) * 1000, 1)
+    log["phase_ms"].update({f"search.{name}": ms for name, ms in outcome.phase_ms.items()})
+    if outcome.fallback:
+        # Why ripgrep answered instead of the index (none yet, stale schema, corrupt …).
+        log["index_fallback"] = outcome.fallback
+    if outcome.refresh_started:
+        log["index_refresh"] = "started"
     log["df"] = {k.text: outcome.df.get(k.key, {}) for k in sorted(keywords, key=lambda k: k.text)}
     log["candidates"] = outcome.candidates
     log["doc_counts"] = outcome.doc_counts
@@ -435,7 +441,7 @@ def recall(
             context, shown = fit_context(chosen, cfg.budget_chars, template("context.md"))
         # Only what the context shows is injected: a hit the budget left out stays eligible.
         turn = state["turn"]
-        state["injected"] += [{"store": h.store, "ref": h.ref, "turn": turn} for h in shown]
+        state["injected"] += [{"store": h.store, "ref": h.ref, "key": h.key, "turn": turn} for h in shown]
         write_json_atomic(state_path, state)
     if is_new:
         _clean_old_states(state_path.parent)
@@ -456,6 +462,9 @@ def recall(
                 {
                     "store": h.store, "ref": h.ref, "title": clean(h.title)[:200], "score": round(h.score, 3),
                     "acc": round(h.acc, 3), "matched": h.matched, "main": h.main_keyword,
+                    # Why it matched: keyword → title/tags/id ("head") or text ("body"),
+                    # and the line quoted first.
+                    "fields": h.fields, "line": h.line, "key": h.key,
                 }
                 for h in shown
             ],
@@ -484,7 +493,12 @@ def _gate(
     cfg = settings.recall
     state["turn"] += 1
     turn = state["turn"]
-    injected = {f"{item.get('store')}:{item.get('ref')}" for item in state["injected"] if isinstance(item, dict)}
+    # The key holds the memory's store root: `bd-1` of two projects are two memories.
+    # (State written before keys existed names store and ref only.)
+    injected = {
+        str(item.get("key") or f"{item.get('store')}:{item.get('ref')}")
+        for item in state["injected"] if isinstance(item, dict)
+    }
     scores: dict[str, Any] = {}
     for key, entry in state["scores"].items():
         if isinstance(entry, dict) and isinstance(entry.get("acc"), (int, float)):

@@ -74,6 +74,13 @@ def prune_command(
         err(f"Kept {len(result.kept_live)} session states that a session used while prune ran.")
     for problem in result.errors[:10]:
         err(f"Warning: could not prune {problem}")
+    from ..index import refresh_if_present
+
+    # Retention already hides old summaries at query time; the refresh drops them from the
+    # index's files so it does not grow with the archive.
+    _, why = refresh_if_present(settings)
+    if why and why not in ("no index yet", "index disabled"):
+        err(f"Note: {why}")
     if result.errors:
         from ..errors import MemrecallError
 
