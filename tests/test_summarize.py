@@ -391,6 +391,43 @@ def test_planted_secrets_never_reach_summary_or_state(env: dict[str, Path], isol
     assert not any(secret in repr(report) for secret in secrets.values())
 
 
+@pytest.mark.parametrize("backend", ["extractive", "command"])
+def test_frontmatter_fields_are_redacted(env: dict[str, Path], isolated_home: Path, tmp_path: Path,
+                                         backend: str) -> None:
+    """A folder, branch, title or file named after a key: every frontmatter field is redacted."""
+    key = "ghp_Front9Qa2Ws3Ed4Rf5Tg6Yh7Uj8Ik9Ol0PzX"
+    aws = "AKIAZ5TY8WQ3NMXCFRNT"
+    cwd = f"/home/dev/{key}"
+    recs = records(sid(7), TURNS, cwd=cwd)
+    for rec in recs:
+        rec["gitBranch"] = f"fix/{aws}"
+    recs.append({"type": "ai-title", "aiTitle": f"鍵 {key} の整理", "sessionId": sid(7)})
+    recs.append({"type": "custom-title", "customTitle": f"rotate sk-ant-api03-Cust0mTitle9xR2mK9pL4tW8nB3", "sessionId": sid(7)})
+    write(env["projects"] / "-home-dev-ghp-front" / f"{sid(7)}.jsonl", recs)
+    if backend == "command":
+        # A model that copies the session's own names into its title, tags and files.
+        program = tmp_path / "echo_names.py"
+        program.write_text(
+            "import sys\nsys.stdin.read()\n"
+            f"print('## Deploy {key}\\nx\\n## 何をしてた\\n- did\\n## 決まったこと\\n- (none)\\n"
+            f"## 触ったファイル\\n- {cwd}/internal/payment/client.go\\n## 添付ファイル・URL\\n- (none)\\n"
+            f"## 出てきた話題\\n[[{key}]] [[{aws}]]')\n", encoding="utf-8")
+        config(isolated_home, f'[summarize]\ncommand = "{sys.executable} {program}"\n')
+    report = run(backend=backend)
+    assert report.summarized == 1, report.rows
+    [path] = summaries(env["summaries"])
+    text = path.read_text(encoding="utf-8")
+    import yaml
+
+    front = yaml.safe_load(text.split("---\n")[1])
+    for field in ("title", "project", "cwd", "git_branch", "source_transcript"):
+        assert key not in str(front[field]) and aws not in str(front[field]) and "Cust0m" not in str(front[field]), field
+    assert "[REDACTED:" in front["cwd"] and "[REDACTED:" in front["git_branch"]
+    assert not any(key in str(item) or aws in str(item) for item in front["tags"] + front["files"])
+    assert key not in text and aws not in text and "Cust0mTitle" not in text
+    assert not any(key in repr(row) for row in report.rows)  # what the CLI prints
+
+
 def test_corpus_end_to_end_extractive(corpus: Path, env: dict[str, Path]) -> None:
     src = corpus / "claude-transcripts" / "cc-2.1.332" / "projects"
     shutil.copytree(src, env["projects"], dirs_exist_ok=True)
