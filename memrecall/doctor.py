@@ -508,6 +508,49 @@ def check_sizes(settings: Settings) -> list[Check]:
     return [Check("disk use", OK, detail)]
 
 
+def check_index(settings: Settings) -> list[Check]:
+    """The index is a cache: nothing here can fail recall (ripgrep answers instead), but a
+    broken or missing index makes every prompt slower, so it is a warning with the fix."""
+    from .index import configured_roots, index_home
+    from .indexer import status, verify_checksums
+    from .tokenizers import resolve
+
+    if not settings.index.enabled:
+        return [Check("index", OK, "disabled ([index] enabled = false or MEMRECALL_INDEX=off): ripgrep answers")]
+    state = status(settings)
+    if not state.exists:
+        return [Check("index", WARN, "no index yet: prompts use ripgrep until one is built",
+                      "memrecall index build (the first prompt also starts one in the background)")]
+    rebuild = "memrecall index rebuild"
+    if state.problem:
+        return [Check("index", WARN, state.problem, rebuild)]
+    assert state.path is not None
+    damaged = verify_checksums(state.path)
+    if damaged:
+        return [Check("index", WARN, f"index file {damaged} is damaged (checksum): prompts use ripgrep", rebuild)]
+    analyser = resolve(settings.tokenizer)[0].name
+    if state.backend != analyser:
+        return [Check("index", WARN, f"built with the {state.backend} analyser, prompts use {analyser}", rebuild)]
+    import json
+
+    meta = json.loads((state.path / "memrecall.json").read_text(encoding="utf-8"))
+    indexed = {tuple(r) for r in meta.get("roots", []) if isinstance(r, list)}
+    missing = [str(r.path) for r in configured_roots(settings) if (r.store, str(r.path)) not in indexed]
+    detail = f"{state.documents} documents, {state.bytes / 1e6:.1f} MB, refreshed {state.age_seconds or 0:.0f} s ago"
+    checks = [Check("index", OK, detail)]
+    if missing:
+        checks = [Check("index", WARN, f"{detail}; not indexed yet: {', '.join(missing)[:300]}", "memrecall index refresh")]
+    log = index_home(settings) / "refresh.log"
+    try:
+        tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:]
+    except OSError:
+        tail = []
+    if tail and log.stat().st_mtime > time.time() - 7 * 86400:
+        checks.append(Check("index refresh", WARN, f"the background refresh reported: {tail[0][:300]}",
+                            f"run memrecall index refresh to see the error; {log} keeps it"))
+    return checks
+
+
 def run_checks(settings: Settings, project: bool = False) -> list[Check]:
     checks: list[Check] = []
     checks += _timed(lambda: check_config(settings), "config")
@@ -515,6 +558,7 @@ def run_checks(settings: Settings, project: bool = False) -> list[Check]:
     checks += _timed(check_rg, "ripgrep")
     checks += _timed(lambda: check_tokenizers(settings), "tokenizers")
     checks += _timed(lambda: check_stores(settings), "stores")
+    checks += _timed(lambda: check_index(settings), "index")
     checks += _timed(lambda: check_hook(project), "hook")
     checks += _timed(lambda: check_claude(settings), "claude CLI")
     checks += _timed(lambda: check_summarize(settings), "summarize")

@@ -455,3 +455,40 @@ def test_nearly_full_home_warns(healthy: Path, monkeypatch: pytest.MonkeyPatch,
     code, out, _ = run(capsys, "doctor", "--json")
     home = checks(out)["home"]
     assert home["status"] == "warn" and "only 20.0 MB free" in home["detail"]
+
+
+def test_index_check_follows_the_index(
+    healthy: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # No index yet: a warning that says how to build one, never a failure (ripgrep answers).
+    code, out, _ = run(capsys, "doctor", "--json")
+    index = checks(out)["index"]
+    assert code == 0 and index["status"] == "warn" and "memrecall index build" in index["fix"]
+    assert main(["index", "build"]) == 0
+    capsys.readouterr()
+    code, out, _ = run(capsys, "doctor", "--json")
+    index = checks(out)["index"]
+    assert code == 0 and index["status"] == "ok" and index["detail"].startswith("2 documents")
+    # Flipped bytes in a segment: found by checksum, fixed by a rebuild.
+    gen = isolated_home / "index" / (isolated_home / "index" / "CURRENT").read_text(encoding="utf-8").strip()
+    victim = max((p for p in gen.iterdir() if p.suffix in (".idx", ".term", ".store")), key=lambda p: p.stat().st_size)
+    data = bytearray(victim.read_bytes())
+    data[len(data) // 3] ^= 0xFF
+    victim.write_bytes(bytes(data))
+    code, out, _ = run(capsys, "doctor", "--json")
+    index = checks(out)["index"]
+    assert index["status"] == "warn" and "damaged" in index["detail"] and index["fix"] == "memrecall index rebuild"
+    # A store configured after the build is named until a refresh indexes it.
+    assert main(["index", "rebuild"]) == 0
+    extra = healthy.parent / "vault2"
+    extra.mkdir()
+    (extra / "n.md").write_text("# n\n", encoding="utf-8")
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", os.environ["MEMRECALL_OBSIDIAN"] + os.pathsep + str(extra))
+    capsys.readouterr()
+    code, out, _ = run(capsys, "doctor", "--json")
+    index = checks(out)["index"]
+    assert index["status"] == "warn" and str(extra) in index["detail"]
+    # With the index switched off, there is nothing to warn about.
+    monkeypatch.setenv("MEMRECALL_INDEX", "off")
+    code, out, _ = run(capsys, "doctor", "--json")
+    assert checks(out)["index"]["status"] == "ok" and "disabled" in checks(out)["index"]["detail"]

@@ -60,6 +60,14 @@ def _run(full: bool, as_json: bool, quiet: bool, wait: float) -> None:
         print_json(report.as_json())
         return
     if quiet:
+        # The hook's detached refresh writes its errors to refresh.log (doctor shows the last
+        # one); a refresh that succeeded clears what an earlier one reported.
+        from ..index import index_home
+
+        try:
+            (index_home(settings) / "refresh.log").write_bytes(b"")
+        except OSError:
+            pass
         return
     for warning in report.warnings:
         err(f"Warning: {warning}")
