@@ -661,7 +661,7 @@ _LONG_RUN = re.compile(r"[A-Za-z0-9_+/=.~\-]{20,}")
 _UPPER_OR_DIGIT = re.compile(r"[A-Z0-9]")
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=\-]{32,}")
 _HEX = re.compile(r"[0-9a-fA-F]+")
-_TRACKING = re.compile(r"[?&](?:gclid|fbclid|msclkid|dclid|yclid|gbraid|wbraid|mc_eid|_ga|_gl)=$")
+_TRACKING = re.compile(r"(?<![A-Za-z0-9_])(?:gclid|fbclid|msclkid|dclid|yclid|gbraid|wbraid|mc_eid|_ga|_gl)=$")
 _PUBLIC_KEY = re.compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+$")
 
 
@@ -785,9 +785,9 @@ def _spans(norm: str, rules: list[_Rule], long_run: bool) -> list[tuple[int, int
                 continue  # a URL fragment (playground links encode whole files there)
             if _PUBLIC_KEY.search(norm, max(0, start - 40), start):
                 continue  # `ssh-ed25519 AAAA…`: a public key, shared on purpose
-            if _TRACKING.search(norm, max(0, start - 16), start):
-                continue  # `&gclid=…`: an ad click id in a copied link
             for s, e in _random_parts(match.group(0)):
+                if _TRACKING.search(norm, max(0, start + s - 16), start + s):
+                    continue  # `&gclid=…`: an ad click id in a copied link
                 add(start + s, start + e, len(rules), "high-entropy")
     if not found:
         return []
