@@ -48,7 +48,7 @@ def __getattr__(name: str) -> Any:
         return getattr(indexer, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 META_NAME = "memrecall.json"
@@ -204,6 +204,8 @@ class IndexedHit:
         self.date: datetime | None = datetime.fromtimestamp(date, timezone.utc) if date else None
         self.line: int = stored.get_first("line") or 0
         self.offset: int = stored.get_first("offset") or 0
+        self.clean: bool = stored.get_first("clean") == 1
+        self.stamp: str = stored.get_first("stamp") or ""
         self.bm25 = score
         # query term position → BM25 term-frequency factor (1.0 when unknown)
         self.terms: dict[int, float] = {}

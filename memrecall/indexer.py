@@ -57,6 +57,12 @@ class SourceDoc:
     tags: list[str] = field(default_factory=list)
     status: str = ""
     priority: int = -1
+    # Everything this document can show (path, id, title, any line) is provably free of
+    # anything redaction would touch: the hook then skips redacting it.
+    clean: bool = False
+    # What the file was when indexed (markdown: size and mtime; beads: CRC of the JSON line):
+    # the hook trusts `clean` only while the text it reads back is that same text.
+    stamp: str = ""
 
     @property
     def key(self) -> str:
@@ -128,7 +134,12 @@ def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None
     relative = path.relative_to(root.path).as_posix()
     ref = f"{root.label}/{relative}" if root.label else relative
     head = " ".join([title, path.stem, *tags, *aliases])
+    from .redact import could_hold_secret
+
+    # Path components one a line: a whole absolute path is one long token to the gate.
+    clean = not could_hold_secret("\n".join([*path.parts, root.label, text]))
     return SourceDoc(
+        clean=clean, stamp=f"{st.st_size}:{st.st_mtime_ns}",
         store=root.store, root=str(root.path), ref=ref, path=str(path), title=title,
         head=head, body=body, date=int(date.timestamp()), tags=[str(t) for t in tags],
     )
@@ -137,6 +148,9 @@ def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None
 def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
     """issue id → (hash of its JSON line, document). A duplicate id keeps its last line:
     an export appends the newer state of an issue."""
+    import zlib
+
+    from .redact import could_hold_secret
     from .stores.beads import issue_document, issue_from_record
 
     found: dict[str, tuple[str, SourceDoc]] = {}
@@ -155,6 +169,7 @@ def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
             if issue is None:
                 continue
             doc = issue_document(root.path, issue)
+            shown = "\n".join([*root.path.parts, doc.ref, doc.title, *doc.tags, *doc.lines.values()])
             found[doc.ref] = (
                 hashlib.sha1(raw).hexdigest()[:16],
                 SourceDoc(
@@ -164,6 +179,8 @@ def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
                     date=int(doc.date.timestamp()) if doc.date else 0, line=number, offset=start,
                     tags=doc.tags, status=doc.status or "open",
                     priority=doc.priority if doc.priority is not None else -1,
+                    clean=not could_hold_secret(shown),
+                    stamp=f"{zlib.crc32(raw):08x}",
                 ),
             )
     return found
@@ -190,6 +207,8 @@ def _schema() -> Any:
     builder.add_integer_field("line", stored=True)
     builder.add_integer_field("offset", stored=True)
     builder.add_integer_field("priority", stored=True)
+    builder.add_integer_field("clean", stored=True)
+    builder.add_text_field("stamp", stored=True, tokenizer_name="raw", index_option="basic")
     return builder.build()
 
 
@@ -213,7 +232,8 @@ def _to_document(doc: SourceDoc, analysed: tuple[str, str, str]) -> Any:
         key=doc.key, store=doc.store, root=doc.root, ref=doc.ref, path=doc.path,
         title=doc.title, tags=doc.tags or [""], status=doc.status,
         head=head, body=body, grams=grams,
-        date=doc.date, line=doc.line, offset=doc.offset, priority=doc.priority,
+        date=doc.date, line=doc.line, offset=doc.offset, priority=doc.priority, clean=int(doc.clean),
+        stamp=doc.stamp,
     )
 
 

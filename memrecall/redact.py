@@ -38,19 +38,41 @@ __all__ = [
     "has_private", "has_optout",
 ]
 
+class _Lazy:
+    """A regex compiled on first use. The hook imports this module on every prompt and
+    most prompts need few of its patterns: compiling all of them at import cost ~15 ms."""
+
+    __slots__ = ("pattern", "flags", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        compiled = self._compiled
+        if compiled is None:
+            compiled = self._compiled = re.compile(self.pattern, self.flags)
+        return getattr(compiled, name)
+
+
+def _lazy(pattern: str, flags: int = 0) -> Any:
+    return _Lazy(pattern, flags)
+
+
 # What every redaction leaves behind (recall strips it before extracting keywords).
-PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+PLACEHOLDER = _lazy(r"\[REDACTED:[a-z0-9-]+\]")
 
 # --- normalisation ---------------------------------------------------------------------
 
 # Characters that render as nothing (or nearly): zero-width space/joiners, word joiner and
 # the invisible operators, BOM, soft hyphen, bidi marks and isolates, variation selectors,
 # Hangul fillers, tag characters. Inserted into a key, they hide it from every pattern.
-_INVISIBLE = re.compile(
+_INVISIBLE = _lazy(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
     "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U000e0000-\U000e0fff]"
 )
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+_NON_ASCII_RUN = _lazy(r"[^\x00-\x7f]+")
 _SOUND_MARKS = "\uff9e\uff9f"  # half-width (han)dakuten: part of the kana before them
 
 
@@ -132,7 +154,7 @@ def _remove_spans(text: str, spans: list[tuple[int, int]], starts: list[int] | N
 
 # `<private>…</private>` in every spelling an IME produces: after NFKC `＜` `＞` `／` and
 # full-width letters are ASCII; spaces inside the tag, any case; CJK angle brackets too.
-_PRIVATE_SPAN = re.compile(
+_PRIVATE_SPAN = _lazy(
     r"[<\u3008]\s*private\s*[>\u3009].*?(?:[<\u3008]\s*/\s*private\s*[>\u3009]|\Z)",
     re.S | re.I,
 )
@@ -170,8 +192,44 @@ def _private_open() -> re.Pattern[str]:
     return _PRIVATE_OPEN[0]
 
 
+_FOLDED: dict[str, str] = {}
+
+
+def _fold_char(char: str) -> str:
+    if char < "\x80":
+        return char.lower()
+    if _INVISIBLE.match(char):
+        return ""
+    return unicodedata.normalize("NFKC", char).lower()
+
+
+def folded(text: str) -> str:
+    """`text` with every character NFKC-folded on its own, lower-cased, invisible characters
+    dropped: what the switches are matched against. Character by character, so a prompt costs
+    a dictionary lookup per distinct character — the exact patterns below (every spelling of
+    each letter as a character class) take ~15 ms to build, which the hook pays only when this
+    cheap test says a switch may be there. The last result is kept: the hook asks twice."""
+    if text in _FOLDED:
+        return _FOLDED[text]
+    if text.isascii():
+        result = text.lower()
+    else:
+        table: dict[str, str] = {}
+        for char in set(text):
+            if char >= "\x80":
+                table[char] = _fold_char(char)
+        result = text.translate(str.maketrans(table)).lower() if table else text.lower()
+    _FOLDED.clear()
+    _FOLDED[text] = result
+    return result
+
+
+def _may_hold_private(text: str) -> bool:
+    return bool(re.search(r"[<\u3008]\s*private", folded(text)))
+
+
 def _private_spans(text: str) -> tuple[list[tuple[int, int]], list[int] | None, list[int] | None]:
-    if not _private_open().search(text):
+    if not _may_hold_private(text) or not _private_open().search(text):
         return [], None, None  # the common case, answered without normalising the text
     norm, starts, ends = normalise(text)
     return [m.span() for m in _PRIVATE_SPAN.finditer(norm)], starts, ends
@@ -199,6 +257,13 @@ def _optout_pattern(marker: str) -> re.Pattern[str] | None:
 def has_optout(text: str, marker: str) -> bool:
     """True when `text` holds the opt-out marker in any width, case or spacing
     (`#memrecall:off`, `＃ｍｅｍｒｅｃａｌｌ：ｏｆｆ`, `# MemRecall : Off`)."""
+    letters = [c for c in folded(marker) if not c.isspace()]
+    if not letters:
+        return False
+    # Every spelling of every letter folds to that letter: absent from the folded prompt,
+    # the marker is absent in any spelling, and the exact pattern need not be built.
+    if not re.search(r"\s*".join(re.escape(c) for c in letters), folded(text)):
+        return False
     pattern = _optout_pattern(marker)
     return bool(pattern and pattern.search(text))
 
@@ -215,15 +280,15 @@ env environment variable variables value values file stdin prompt ask interactiv
 """.split())
 _QUOTES = "\"'`“”‘’「」『』"
 _TRAILING = ".,;:!?)。、，．：；！？）"
-_CODE_REF = re.compile(
+_CODE_REF = _lazy(
     r"^(?:\$|%\(|%[sd]\b|\{|<[A-Za-z_ -]+>$|\[[A-Za-z_ -]+\]$|os\.|process\.|env\.|getenv|"
     r"self\.|this\.|config\.|settings\.|secrets\.|vars\.|params\.|args\.|opts\.|options\.|request\.|req\.)"
 )
-_PATHISH = re.compile(r"^(?:~|\.{1,2})?/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|cer|asc|gpg|ya?ml|toml|ini|conf|env|jks|keystore)$", re.I)
+_PATHISH = _lazy(r"^(?:~|\.{1,2})?/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|cer|asc|gpg|ya?ml|toml|ini|conf|env|jks|keystore)$", re.I)
 # Code, not a value: a call (`getProperty(`), an attribute chain (`request.token`).
-_CODE = re.compile(r"[A-Za-z_]\w*[(\[]|^[A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*)+$")
-_NAMING_WORD = re.compile(r"token|secret|passw|passphrase|key|credential|example|sample|dummy|placeholder|your|changeme")
-_WORDISH = re.compile(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*|[a-z]+(?:[A-Z][a-z]+)+")
+_CODE = _lazy(r"[A-Za-z_]\w*[(\[]|^[A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*)+$")
+_NAMING_WORD = _lazy(r"token|secret|passw|passphrase|key|credential|example|sample|dummy|placeholder|your|changeme")
+_WORDISH = _lazy(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*|[a-z]+(?:[A-Z][a-z]+)+")
 
 
 def _is_placeholder(value: str) -> bool:
@@ -657,12 +722,12 @@ _RULES: list[_Rule] = [
 ]
 
 # A run of token characters long enough to be a key without a prefix.
-_LONG_RUN = re.compile(r"[A-Za-z0-9_+/=.~\-]{20,}")
-_UPPER_OR_DIGIT = re.compile(r"[A-Z0-9]")
-_TOKEN = re.compile(r"[A-Za-z0-9+/_=\-]{32,}")
-_HEX = re.compile(r"[0-9a-fA-F]+")
-_TRACKING = re.compile(r"(?<![A-Za-z0-9_])(?:gclid|fbclid|msclkid|dclid|yclid|gbraid|wbraid|mc_eid|_ga|_gl)=$")
-_PUBLIC_KEY = re.compile(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+$")
+_LONG_RUN = _lazy(r"[A-Za-z0-9_+/=.~\-]{20,}")
+_UPPER_OR_DIGIT = _lazy(r"[A-Z0-9]")
+_TOKEN = _lazy(r"[A-Za-z0-9+/_=\-]{32,}")
+_HEX = _lazy(r"[0-9a-fA-F]+")
+_TRACKING = _lazy(r"(?<![A-Za-z0-9_])(?:gclid|fbclid|msclkid|dclid|yclid|gbraid|wbraid|mc_eid|_ga|_gl)=$")
+_PUBLIC_KEY = _lazy(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+$")
 
 
 def _has_long_run(text: str) -> bool:
@@ -674,6 +739,13 @@ def _active_rules(norm: str) -> tuple[list[_Rule], bool]:
     long_run = _has_long_run(norm)
     active = [r for r in _RULES if (any(lit in low for lit in r.needs) if r.needs else long_run)]
     return active, long_run
+
+
+def could_hold_secret(text: str) -> bool:
+    """False only when no rule can match anywhere in `text` (no rule's trigger word, no long
+    token): then no part of it needs redacting either. The index stores this per document,
+    so the hook redacts only the hits that may hold something."""
+    return _could_hold_secret(text)
 
 
 def _could_hold_secret(text: str) -> bool:
@@ -717,7 +789,7 @@ def _is_random_token(token: str) -> bool:
     return _entropy(stripped) >= 4.3
 
 
-_WORD_SEGMENT = re.compile(r"(?:^|/)[a-z][a-z0-9_.\-]{2,}(?:/|$)")
+_WORD_SEGMENT = _lazy(r"(?:^|/)[a-z][a-z0-9_.\-]{2,}(?:/|$)")
 
 
 def _random_parts(token: str) -> list[tuple[int, int]]:

@@ -9,6 +9,7 @@ replace `grep.grep` without touching ranking or the hook.
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 import unicodedata
@@ -68,6 +69,8 @@ class Hit:
     root: str = ""
     # Why it matched, for the recall log: keyword → "head" (title, tags, id) or "body".
     fields: dict[str, str] = field(default_factory=dict)
+    # Known (from the index) to hold nothing redaction would touch.
+    clean: bool = False
 
     @property
     def key(self) -> str:
@@ -191,6 +194,8 @@ class _Candidate:
     root: str = ""
     # Where an indexed beads issue's JSON line starts in its export.
     offset: int = 0
+    clean: bool = False
+    stamp: str = ""
 
 
 def _match_line(text: str, patterns: list[Pattern]) -> dict[str, str]:
@@ -485,6 +490,7 @@ def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int],
         topics=topics,
         best=best,
         root=cand.root,
+        clean=cand.clean,
         fields={
             (scorer.by_key[k].text if k in scorer.by_key else k): ("head" if k in heading else "body")
             for k in matched_keys
@@ -615,7 +621,7 @@ def _search_index(
             heading_text=" ".join([found.title, Path(found.ref).stem, found.ref, *found.tags, found.head]).casefold(),
             loaded=True,
         )
-        cand = _Candidate(doc, root=found.root, offset=found.offset)
+        cand = _Candidate(doc, root=found.root, offset=found.offset, clean=found.clean, stamp=found.stamp)
         for position, tf in found.terms.items():
             pattern = patterns[position]
             if cand.via.get(pattern.keyword) != "direct":
@@ -669,6 +675,8 @@ def _index_lines(cand: _Candidate, patterns: list[Pattern]) -> bool:
     if doc.store == "beads":
         from .stores.beads import issue_document, issue_from_record
 
+        import zlib
+
         try:
             with open(doc.path, "rb") as handle:
                 handle.seek(cand.offset)
@@ -676,6 +684,8 @@ def _index_lines(cand: _Candidate, patterns: list[Pattern]) -> bool:
             issue = issue_from_record(json.loads(raw))
         except (OSError, ValueError, RecursionError):
             return False
+        # Written since it was indexed: what the index knew about its secrets is stale.
+        cand.clean = cand.clean and f"{zlib.crc32(raw):08x}" == cand.stamp
         if issue is None or str(issue.get("id") or issue.get("issue_id")) != doc.ref:
             return False
         doc.lines = issue_document(doc.path, issue).lines
@@ -685,9 +695,11 @@ def _index_lines(cand: _Candidate, patterns: list[Pattern]) -> bool:
 
         try:
             with open(doc.path, "rb") as handle:
+                st = os.fstat(handle.fileno())
                 text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
         except OSError:
             return False
+        cand.clean = cand.clean and f"{st.st_size}:{st.st_mtime_ns}" == cand.stamp
         _, _, doc.body_start = frontmatter_lite.split(text)
         doc.lines = {number: line for number, line in enumerate(text.split("\n"), start=1)}
     via, tf = dict(cand.via), dict(cand.tf)
@@ -707,12 +719,13 @@ def _redact_shown(hit: Hit) -> None:
     goes to the model API, titles go to the recall log. Only the hits that are returned are
     redacted (the gate is cheap, but not free on 40 loaded candidates), and before the
     snippet is cut: a cut key no longer looks like one."""
-    hit.title = redact_fast(hit.title)
+    redact = (lambda text: text) if hit.clean else redact_fast
+    hit.title = redact(hit.title)
     # A file named after a key, or a beads id holding one, is shown redacted too (the
     # state's de-dup key follows: the same file always redacts the same way).
-    hit.ref = redact_fast(hit.ref)
-    hit.path = Path(redact_fast(str(hit.path)))
+    hit.ref = redact(hit.ref)
+    hit.path = Path(redact(str(hit.path)))
     best, hit.best = hit.best, []
     if best:
-        hit.snippet = _snippet(redact_fast(best[0][1]), best[0][2])
-        hit.lines = [(n, _snippet(redact_fast(t), keys)) for n, t, keys in best]
+        hit.snippet = _snippet(redact(best[0][1]), best[0][2])
+        hit.lines = [(n, _snippet(redact(t), keys)) for n, t, keys in best]
