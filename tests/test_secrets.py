@@ -170,3 +170,22 @@ def test_hostile_note_makes_memrecall_do_nothing(tmp_path: Path, isolated_home: 
     assert payload is not None and victim.read_text(encoding="utf-8") == "keep me"
     assert not (tmp_path / "p").exists()
     assert "{hits}" in payload["hookSpecificOutput"]["additionalContext"]  # quoted as data, not a template
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY の件",
+        "postgres://app:Sup3r/S3cret@db.internal/shop 接続できない",
+        "在庫同期 <private>ghp_abcdefghijklmnopqrstuvwxyz0123456789</private>",
+        "本番DBのパスワードは Kx9-mQ2-pL7zR4 です",
+    ],
+)
+def test_search_query_secrets_are_never_keywords(query: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrecall.__main__ import main
+
+    monkeypatch.setenv("MEMRECALL_INDEX", "off")
+    main(["search", query, "--json"])
+    out, err = capsys.readouterr()
+    for secret in ("wJalrXUtnFEMI", "Sup3r/S3cret", "ghp_abcdefghij", "Kx9-mQ2-pL7zR4"):
+        assert secret not in out and secret not in err

@@ -42,6 +42,11 @@ def search_command(
     settings = load_settings()
     for warning in settings.warnings:
         typer.echo(f"Warning: {clean(warning)}", err=True)
+    from ..redact import PLACEHOLDER, redact_fast, strip_private
+
+    # The hook's rule for prompts holds for queries: a secret or a <private> span typed here
+    # is never a keyword (not on rg's argv, not echoed back in "No results for: …").
+    query = PLACEHOLDER.sub(" ", redact_fast(strip_private(query, " ")))
     keywords, notes = tokenize_text(query, backend or settings.tokenizer, settings)
     for note in notes:
         typer.echo(f"Note: {note}", err=True)
