@@ -157,7 +157,7 @@ def maybe_start_refresh(settings: Settings, reason: str, rebuild: bool = False) 
     except OSError:
         pass
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
         stamp.write_text(reason + "\n", encoding="utf-8")
         import subprocess
         import sys

@@ -415,7 +415,9 @@ def refresh(
     from .atomic import run_lock
 
     home = index_home(settings)
-    home.mkdir(parents=True, exist_ok=True)
+    # Private to the user, like the notes it is made from (the files inside inherit nothing,
+    # but a folder nobody else can enter is enough).
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
     with run_lock(home / "write", timeout=wait):
         return _refresh_locked(settings, home, full, progress)
 

@@ -973,3 +973,9 @@ def test_late_bd(stores: dict[str, Path]) -> None:
     done = fx.hook(f"{issue['id']} の状況は？", "late-beads")
     out = done.stdout.decode("utf-8")
     assert done.returncode == 0 and "wJalrXUtnFEMI" not in out
+
+
+def test_the_index_folder_is_private(stores: dict[str, Path]) -> None:
+    _build()
+    mode = (stores["home"] / "index").stat().st_mode & 0o777
+    assert mode == 0o700, oct(mode)
