@@ -50,8 +50,18 @@ def demo_settings(home: Path) -> Settings:
     )
 
 
+def build_demo_index(home: Path) -> tuple[int, float]:
+    """Index the sample stores the way `memrecall index build` would: (documents, seconds)."""
+    from .indexer import refresh
+
+    report = refresh(demo_settings(home))
+    return report.documents, report.seconds
+
+
 def run_demo(home: Path, prompts: tuple[tuple[str, str], ...] = PROMPTS) -> list[DemoStep]:
     settings = demo_settings(home)
+    # The demo's index is built up front; no detached refresh may outlive a temporary home.
+    settings.index.background = False
     steps = []
     for prompt, expectation in prompts:
         started = time.monotonic()

@@ -27,7 +27,7 @@ def demo_command(
     from rich.panel import Panel
     from rich.text import Text
 
-    from ..demo import DEMO_NOW, run_demo
+    from ..demo import DEMO_NOW, build_demo_index, run_demo
 
     console = Console()
     console.print(
@@ -36,6 +36,8 @@ def demo_command(
     )
     with tempfile.TemporaryDirectory(prefix="memrecall-demo-") as tmp:
         root = home or Path(tmp)
+        documents, seconds = build_demo_index(root)
+        console.print(f"[dim]Indexed {documents} documents in {seconds:.1f} s ({root / 'index'}).[/dim]\n")
         steps = run_demo(root)
         fired = 0
         for number, step in enumerate(steps, start=1):
@@ -45,7 +47,7 @@ def demo_command(
             colour = "green" if decision == "inject" else "yellow"
             console.rule(Text(f"{number}. {step.prompt}", style="bold"))
             console.print(f"[dim]expect:[/dim] {step.expectation}")
-            console.print(f"[dim]keywords:[/dim] {keywords}")
+            console.print(f"[dim]keywords:[/dim] {keywords}  [dim]engine:[/dim] {log.get('engine', '—')}")
             console.print(
                 f"[{colour}]{decision}[/{colour}] — {log.get('reason') or 'no reason recorded'} "
                 f"[dim]({step.elapsed_ms:.0f} ms)[/dim]"
