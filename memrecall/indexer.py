@@ -57,9 +57,9 @@ class SourceDoc:
     tags: list[str] = field(default_factory=list)
     status: str = ""
     priority: int = -1
-    # Everything this document can show (path, id, title, any line) is provably free of
-    # anything redaction would touch: the hook then skips redacting it.
-    clean: bool = False
+    # Everything this document can show (path parts, id, title, its whole text), one part a
+    # line: checked with the hook's own redaction when analysed (the index's `clean` field).
+    shown: str = field(default="", repr=False)
     # What the file was when indexed (markdown: size and mtime; beads: CRC of the JSON line):
     # the hook trusts `clean` only while the text it reads back is that same text.
     stamp: str = ""
@@ -134,12 +134,9 @@ def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None
     relative = path.relative_to(root.path).as_posix()
     ref = f"{root.label}/{relative}" if root.label else relative
     head = " ".join([title, path.stem, *tags, *aliases])
-    from .redact import could_hold_secret
-
-    # Path components one a line: a whole absolute path is one long token to the gate.
-    clean = not could_hold_secret("\n".join([*path.parts, root.label, text]))
     return SourceDoc(
-        clean=clean, stamp=f"{st.st_size}:{st.st_mtime_ns}",
+        # Path parts one a line: a whole absolute path is one long token to redaction's gate.
+        shown="\n".join([*path.parts, root.label, text]), stamp=f"{st.st_size}:{st.st_mtime_ns}",
         store=root.store, root=str(root.path), ref=ref, path=str(path), title=title,
         head=head, body=body, date=int(date.timestamp()), tags=[str(t) for t in tags],
     )
@@ -150,7 +147,6 @@ def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
     an export appends the newer state of an issue."""
     import zlib
 
-    from .redact import could_hold_secret
     from .stores.beads import issue_document, issue_from_record
 
     found: dict[str, tuple[str, SourceDoc]] = {}
@@ -179,7 +175,7 @@ def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
                     date=int(doc.date.timestamp()) if doc.date else 0, line=number, offset=start,
                     tags=doc.tags, status=doc.status or "open",
                     priority=doc.priority if doc.priority is not None else -1,
-                    clean=not could_hold_secret(shown),
+                    shown=shown,
                     stamp=f"{zlib.crc32(raw):08x}",
                 ),
             )
@@ -212,9 +208,12 @@ def _schema() -> Any:
     return builder.build()
 
 
-def analyse(head: str, body: str, analyzer: Any) -> tuple[str, str, str]:
-    """A document's index text: head terms, body terms (head included) and CJK bigrams."""
+def analyse(head: str, body: str, shown: str, analyzer: Any) -> tuple[str, str, str, bool]:
+    """A document's index text — head terms, body terms (head included), CJK bigrams — and
+    whether the hook's own redaction finds nothing in all it can show: then the hook shows
+    its lines as they are (while the file is unchanged) instead of redacting every hit anew."""
     from .keywords import index_terms
+    from .redact import redact_fast
 
     head_terms = index_terms(head, analyzer)
     body_terms = index_terms(body, analyzer)
@@ -222,17 +221,18 @@ def analyse(head: str, body: str, analyzer: Any) -> tuple[str, str, str]:
         " ".join(head_terms),
         " ".join(head_terms + body_terms),
         " ".join(cjk_grams(head) + cjk_grams(body)),
+        bool(shown) and redact_fast(shown) == shown,
     )
 
 
-def _to_document(doc: SourceDoc, analysed: tuple[str, str, str]) -> Any:
+def _to_document(doc: SourceDoc, analysed: tuple[str, str, str, bool]) -> Any:
     tv = _tantivy()
-    head, body, grams = analysed
+    head, body, grams, clean = analysed
     return tv.Document(
         key=doc.key, store=doc.store, root=doc.root, ref=doc.ref, path=doc.path,
         title=doc.title, tags=doc.tags or [""], status=doc.status,
         head=head, body=body, grams=grams,
-        date=doc.date, line=doc.line, offset=doc.offset, priority=doc.priority, clean=int(doc.clean),
+        date=doc.date, line=doc.line, offset=doc.offset, priority=doc.priority, clean=int(clean),
         stamp=doc.stamp,
     )
 
@@ -251,8 +251,8 @@ def _worker_init(tokenizer: str) -> None:
     _WORKER.append(resolve(tokenizer)[0])
 
 
-def _worker_analyse(texts: list[tuple[str, str]]) -> list[tuple[str, str, str]]:
-    return [analyse(head, body, _WORKER[0]) for head, body in texts]
+def _worker_analyse(texts: list[tuple[str, str, str]]) -> list[tuple[str, str, str, bool]]:
+    return [analyse(head, body, shown, _WORKER[0]) for head, body, shown in texts]
 
 
 class _Adder:
@@ -285,9 +285,9 @@ class _Adder:
         docs, self.pending = self.pending, []
         if not docs:
             return
-        texts = [(d.head, d.body) for d in docs]
+        texts = [(d.head, d.body, d.shown) for d in docs]
         if self.pool is None:
-            analysed = [analyse(head, body, self.analyzer) for head, body in texts]
+            analysed = [analyse(head, body, shown, self.analyzer) for head, body, shown in texts]
         else:
             size = max(1, len(texts) // (self.workers * 4))
             chunks = [texts[i : i + size] for i in range(0, len(texts), size)]

@@ -638,7 +638,8 @@ def _search_index(
     scan = _scan_patterns(patterns)
     hits: list[Hit] = []
     gone = False
-    for cand in candidates[: limit * 3]:
+    # A few more than asked for: near-duplicates collapse and files gone since indexing drop out.
+    for cand in candidates[: limit + 5]:
         if deadline is not None and time.monotonic() > deadline:
             outcome.timed_out = True
             break
