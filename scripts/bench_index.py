@@ -145,7 +145,8 @@ def main() -> int:
             times: dict[str, list[float]] = {"floor": [], "hook": [], "rg": []}
             rss: list[float] = []
             for n in range(args.runs):
-                stdin = json.dumps({"session_id": f"bench-{label}-{n}", "prompt": prompt}).encode()
+                # A session of its own per run (and per benchmark run: --keep reuses the home).
+                stdin = json.dumps({"session_id": f"bench-{label}-{n}-{os.getpid()}", "prompt": prompt}).encode()
                 ms, _, _ = _run_rss(floor_argv, prompt.encode(), env)
                 times["floor"].append(ms)
                 ms, peak, _ = _run_rss(hook_argv, stdin, env)
