@@ -15,7 +15,9 @@ from typing import Iterator
 
 import pytest
 
-from .support import FakeAnthropic, Workspace, claude_binary, install_hook, make_workspace, processes_in
+from .support import (
+    FakeAnthropic, Workspace, claude_binary, install_hook, make_workspace, memrecall_has, processes_in,
+)
 
 HERE = Path(__file__).resolve().parent
 
@@ -48,6 +50,8 @@ def ws(tmp_path: Path) -> Iterator[Workspace]:
     """A user with the small stores and memrecall's hook installed; checks nothing is left running."""
     workspace = make_workspace(tmp_path)
     workspace.hook_setup = install_hook(workspace.home, workspace.memrecall_env())
+    if memrecall_has("index"):
+        workspace.build_index()  # what a user's first prompt starts in the background
     yield workspace
     deadline = time.monotonic() + 5
     left = processes_in(tmp_path)

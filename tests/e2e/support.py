@@ -442,9 +442,23 @@ class Workspace:
     stores: dict[str, str] = field(default_factory=dict)
     hook_setup: str = ""  # "init" (memrecall init wrote the settings) or "manual"
 
+    # "manual": the index built by `build_index` answers and no hook starts a detached refresh
+    # (test_background_index_build_inside_claude_code sets "" to test exactly that).
+    index_mode: str = "manual"
+
     def memrecall_env(self) -> dict[str, str]:
-        return {"MEMRECALL_HOME": str(self.memrecall_home), "MEMRECALL_NOW": NOW,
-                "MEMRECALL_TOKENIZER": "auto", **self.stores}
+        env = {"MEMRECALL_HOME": str(self.memrecall_home), "MEMRECALL_NOW": NOW,
+               "MEMRECALL_TOKENIZER": "auto", **self.stores}
+        if self.index_mode:
+            env["MEMRECALL_INDEX"] = self.index_mode
+        return env
+
+    def build_index(self) -> None:
+        proc = subprocess.run([str(memrecall_binary()), "index", "build"], capture_output=True, text=True,
+                              env={**os.environ, **self.memrecall_env(), "HOME": str(self.home)},
+                              timeout=300, stdin=subprocess.DEVNULL)
+        if proc.returncode != 0:
+            raise AssertionError(f"memrecall index build failed ({proc.returncode}):\n{proc.stderr}")
 
 
 def run_headless(claude: Path, ws: Workspace, base_url: str, prompt: str, *args: str,
