@@ -979,3 +979,23 @@ def test_the_index_folder_is_private(stores: dict[str, Path]) -> None:
     _build()
     mode = (stores["home"] / "index").stat().st_mode & 0o777
     assert mode == 0o700, oct(mode)
+
+
+@pytest.mark.parametrize("engine", ["manual", "off"])
+def test_an_issue_listed_twice_in_one_export_is_one_memory(stores: dict[str, Path], engine: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    # An export appends an issue's newer state; the older line stays. One memory, shown once.
+    issues = [json.loads(line) for line in stores["beads"].read_text(encoding="utf-8").splitlines()]
+    older = {"id": "bd-d0c5", "title": "請求書PDFの再発行手順", "status": "open", "priority": 2,
+             "description": "請求書PDFの再発行は管理画面から行う。", "updated_at": "2026-11-01T10:00:00Z"}
+    newer = {**older, "status": "closed", "description": "請求書PDFの再発行は管理画面から行う。API も追加した。",
+             "updated_at": "2026-11-25T10:00:00Z"}
+    fx.export(stores["beads"], [*issues, older, newer])
+    monkeypatch.setenv("MEMRECALL_INDEX", engine)
+    if engine == "manual":
+        _build()
+    done = fx.hook("bd-d0c5 の請求書PDFの再発行手順は？", f"dup-{engine}")
+    context = _context(done)
+    assert context.count("(bd-d0c5,") == 1, context
+    entry = fx.last_log(stores["home"], f"dup-{engine}")
+    assert [i["ref"] for i in entry["injected"]].count("bd-d0c5") == 1, entry
