@@ -63,7 +63,12 @@ _CJK_RUN = re.compile(r"[\u3041-\u3096\u30A1-\u30FA\u30FC-\u30FF\u3400-\u4DBF\u4
 
 
 class IndexUnavailable(Exception):
-    """No usable index: the caller falls back to ripgrep and logs this reason."""
+    """No usable index: the caller falls back to ripgrep and logs this reason. `rebuildable`
+    is False when no build could help (tantivy itself is missing), so none is started."""
+
+    def __init__(self, reason: str, rebuildable: bool = True) -> None:
+        super().__init__(reason)
+        self.rebuildable = rebuildable
 
 
 def index_home(settings: Settings) -> Path:
@@ -233,6 +238,10 @@ class IndexAnswer:
 
 class IndexReader:
     def __init__(self, settings: Settings, backend: str) -> None:
+        try:
+            tv = _tantivy()
+        except ImportError as exc:  # a platform without a tantivy wheel: ripgrep only
+            raise IndexUnavailable(f"tantivy cannot be imported ({exc})", rebuildable=False) from None
         home = index_home(settings)
         gen = _current(home)
         if gen is None:
@@ -252,7 +261,6 @@ class IndexReader:
         indexed = {tuple(r) for r in meta.get("roots", []) if isinstance(r, list)}
         self.missing_roots = self.configured - indexed
         self.age = time.time() - meta_stat.st_mtime
-        tv = _tantivy()
         try:
             self.index = tv.Index.open(str(gen))
             _register(self.index)

@@ -574,7 +574,10 @@ def _search_index(
     try:
         reader = IndexReader(settings, keywords[0].backend)
     except IndexUnavailable as exc:
-        fall_back(str(exc))
+        if exc.rebuildable:
+            fall_back(str(exc))
+        else:
+            outcome.fallback = str(exc)
         return None
     mark = outcome.mark("open", mark)
     if reader.missing_roots:

@@ -999,3 +999,19 @@ def test_an_issue_listed_twice_in_one_export_is_one_memory(stores: dict[str, Pat
     assert context.count("(bd-d0c5,") == 1, context
     entry = fx.last_log(stores["home"], f"dup-{engine}")
     assert [i["ref"] for i in entry["injected"]].count("bd-d0c5") == 1, entry
+
+
+def test_without_tantivy_ripgrep_answers_and_no_build_starts(stores: dict[str, Path],
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    # A platform with no tantivy wheel: recall must still work, and no background build that
+    # could never succeed is started on every prompt.
+    monkeypatch.setitem(sys.modules, "tantivy", None)  # `import tantivy` raises ImportError
+    settings = _settings(engine="on")
+    keywords, _ = tokenize_text("sync_inventory_batch はどこ？", settings.tokenizer, settings)
+    from memrecall.search import search
+
+    outcome = search(keywords, settings)
+    assert outcome.engine == "rg" and "tantivy" in outcome.fallback
+    assert not outcome.refresh_started
+    assert not (stores["home"] / "index" / "refresh.stamp").exists()
+    assert any(h.ref.endswith("在庫同期バッチ.md") for h in outcome.hits)
