@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import stat
 import time
@@ -27,19 +26,8 @@ from .index import (
     configured_roots, index_home,
 )
 
-
 MANIFEST_NAME = "manifest.json"
-
-
-
-
 WRITER_HEAP = 64_000_000
-
-
-_SUMMARY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[0-9A-Za-z]+(?:\.\d+)?\.md$")
-
-
-_DATE_KEYS = ("date", "created", "updated", "lastmod", "last-modified", "creation date", "updated-date")
 
 
 @dataclass
@@ -103,42 +91,30 @@ def _read_text(path: Path) -> str | None:
 
 
 def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None:
-    from . import frontmatter_lite
-    from .stores.base import date_from_name, parse_date
-    from .stores.markdown import inline_tags
+    from .stores.base import Document, date_from_name
+    from .stores.markdown import SUMMARY_NAME, fill_note
 
-    if root.store == "summaries" and not _SUMMARY_NAME.match(path.name):
+    if root.store == "summaries" and not SUMMARY_NAME.match(path.name):
         return None
     text = _read_text(path)
     if text is None:
         return None
-    front_text, body, _ = frontmatter_lite.split(text)
-    try:
-        meta = frontmatter_lite.parse(front_text) if front_text else {}
-    except Exception:  # a note whose YAML even PyYAML rejects is still a note
-        meta = {}
-    title = str(meta.get("title") or "").strip() or path.stem
-    tags = frontmatter_lite.as_list(meta.get("tags", meta.get("tag")))
-    tags += [t for t in inline_tags(body) if t not in tags]
-    aliases = frontmatter_lite.as_list(meta.get("aliases", meta.get("alias")))
-    date = None
-    for key in _DATE_KEYS:
-        if meta.get(key):
-            date = parse_date(meta[key])
-            if date:
-                break
+    relative = path.relative_to(root.path).as_posix()
+    ref = f"{root.label}/{relative}" if root.label else relative
+    # Read exactly as the ripgrep path reads a note (title, tags, aliases, date).
+    note = Document(root.store, ref, path)
+    body = fill_note(note, text)
+    date = note.date
     if date is None and root.store == "summaries":
         date = date_from_name(path.name)
     if date is None:
         date = datetime.fromtimestamp(st.st_mtime, timezone.utc)
-    relative = path.relative_to(root.path).as_posix()
-    ref = f"{root.label}/{relative}" if root.label else relative
-    head = " ".join([title, path.stem, *tags, *aliases])
     return SourceDoc(
         # Path parts one a line: a whole absolute path is one long token to redaction's gate.
         shown="\n".join([*path.parts, root.label, text]), stamp=f"{st.st_size}:{st.st_mtime_ns}",
-        store=root.store, root=str(root.path), ref=ref, path=str(path), title=title,
-        head=head, body=body, date=int(date.timestamp()), tags=[str(t) for t in tags],
+        store=root.store, root=str(root.path), ref=ref, path=str(path), title=note.title,
+        head=" ".join([note.title, path.stem, *note.tags, *note.aliases]), body=body,
+        date=int(date.timestamp()), tags=note.tags,
     )
 
 

@@ -638,7 +638,7 @@ def _search_index(
         cand.prelim = scorer.score(cand, store_df, answer.totals.get(cand.doc.store, 1), with_fields=True)[0]
     candidates.sort(key=lambda c: c.prelim, reverse=True)
     mark = outcome.mark("rank", mark)
-    scan = _scan_patterns(patterns)
+    scan = _scan_patterns(patterns, [term.term for term in terms])
     hits: list[Hit] = []
     gone = False
     # A few more than asked for: near-duplicates collapse and files gone since indexing drop out.
@@ -659,14 +659,11 @@ def _search_index(
     return hits
 
 
-def _scan_patterns(patterns: list[Pattern]) -> list[Pattern]:
+def _scan_patterns(patterns: list[Pattern], index_terms: list[str]) -> list[Pattern]:
     """Patterns for finding snippet lines: as typed, plus the stem the index matched on
-    (`coupons` was found through `coupon`)."""
-    from .keywords import term_key
-
+    (`coupons` was found through `coupon`); `index_terms` are the patterns' index forms."""
     extra = []
-    for pattern in patterns:
-        stem = term_key(pattern.text)
+    for pattern, stem in zip(patterns, index_terms):
         if stem != pattern.text.casefold() and len(stem) >= 3:
             extra.append(Pattern(stem, pattern.keyword, pattern.synonym, _ascii_matcher(stem)))
     return patterns + extra
@@ -677,9 +674,9 @@ def _index_lines(cand: _Candidate, patterns: list[Pattern]) -> bool:
     longer holds it (deleted, or a beads issue whose line moved)."""
     doc = cand.doc
     if doc.store == "beads":
-        from .stores.beads import issue_document, issue_from_record
-
         import zlib
+
+        from .stores.beads import issue_document, issue_from_record
 
         try:
             with open(doc.path, "rb") as handle:

@@ -15,7 +15,7 @@ from .counts import cached_count
 
 _INLINE_TAG = re.compile(r"(?<![\w/#&])#([^\s#.,;:!?()\[\]{}\"'`、。]*[^\d\s#.,;:!?()\[\]{}\"'`、。][^\s#.,;:!?()\[\]{}\"'`、。]*)")
 _FENCE = re.compile(r"^\s*(```|~~~)")
-_SUMMARY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[0-9A-Za-z]+(?:\.\d+)?\.md$")
+SUMMARY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[0-9A-Za-z]+(?:\.\d+)?\.md$")
 _DATE_KEYS = ("date", "created", "updated", "lastmod", "last-modified", "creation date", "updated-date")
 
 
@@ -33,7 +33,9 @@ def inline_tags(body: str) -> list[str]:
     return tags
 
 
-def _fill(doc: Document, text: str) -> None:
+def fill_note(doc: Document, text: str) -> str:
+    """Title, tags (frontmatter and inline), aliases and date of a note from its text, into
+    `doc`; returns the body (the text without its frontmatter). The index reads notes the same way."""
     front_text, body, doc.body_start = frontmatter_lite.split(text)
     meta = frontmatter_lite.parse(front_text) if front_text else {}
     title = meta.get("title")
@@ -50,6 +52,7 @@ def _fill(doc: Document, text: str) -> None:
                 break
     doc.heading_text = " ".join([doc.title, doc.path.stem, *doc.tags, *doc.aliases]).casefold()
     doc.loaded = True
+    return body
 
 
 class VaultStore:
@@ -87,7 +90,7 @@ class VaultStore:
             yield Document(self.name, ref, path, title=path.stem, found=found)
 
     def load(self, doc: Document) -> bool:
-        _fill(doc, read_head(doc.path))
+        fill_note(doc, read_head(doc.path))
         if doc.date is None:
             try:
                 doc.date = datetime.fromtimestamp(doc.path.stat().st_mtime, timezone.utc)
@@ -137,7 +140,7 @@ class SummaryStore:
 
     def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
         for path, found in lines.items():
-            if not _SUMMARY_NAME.match(path.name):
+            if not SUMMARY_NAME.match(path.name):
                 continue
             name_date = date_from_name(path.name)
             # Filename dates are a cheap pre-filter; frontmatter decides in load().
@@ -152,7 +155,7 @@ class SummaryStore:
     def load(self, doc: Document) -> bool:
         name_date = doc.date
         doc.date = None
-        _fill(doc, read_head(doc.path))
+        fill_note(doc, read_head(doc.path))
         if doc.date is None:
             doc.date = name_date
         if doc.date is None:
