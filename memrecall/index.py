@@ -48,7 +48,7 @@ def __getattr__(name: str) -> Any:
         return getattr(indexer, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 
 META_NAME = "memrecall.json"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -31,6 +32,8 @@ _IDENTIFIER = re.compile(
             _L + r"(?P<ticket>[A-Z][A-Z0-9]{1,9}-\d+(?:-\d+)*)" + _R,
             _L + r"(?P<version>v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?)" + _R,
             _L + r"(?P<beads>[a-z][a-z0-9]{0,15}(?:-[a-z0-9]+)*-(?=[a-z]*\d)[0-9a-z]{3,8}(?:\.\d+)*)" + _R,
+            # Typed in capitals (`BD-7F3A`): a hash of letters and digits, which no ticket has.
+            _L + r"(?P<beads_upper>[A-Z][A-Z0-9]{0,15}-(?=[A-Z]*\d)(?=\d*[A-Z])[0-9A-Z]{3,8}(?:\.\d+)*)" + _R,
             # Hyphens allowed before the first dot: `docker-compose.yml` is one file name.
             _L + r"(?P<dotted>[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)" + _R,
             # Leading/trailing underscores belong to the name: `_private_func`, `__dunder__`.
@@ -100,22 +103,44 @@ def _path_like(text: str) -> bool:
     return text.count("/") >= 2 or bool(_EXTENSION.search(text.rsplit("/", 1)[-1]))
 
 
-def _identifier_terms(prompt: str) -> tuple[list[Term], str]:
+@lru_cache(maxsize=8)
+def beads_id_pattern(prefixes: frozenset[str]) -> re.Pattern[str] | None:
+    """Ids of the configured beads projects in any shape: `bd-1` (sequential), `bd-kpy`
+    (a hash of letters only), `bd-0134cc5a`, `bd-2b34.1` (a child), in any case. Only known
+    prefixes: `utf-8` or `well-known` must stay words."""
+    usable = sorted((p for p in prefixes if re.fullmatch(r"[a-z][a-z0-9_-]{0,30}", p)), key=len, reverse=True)
+    if not usable:
+        return None
+    alternatives = "|".join(re.escape(p) for p in usable)
+    return re.compile(
+        r"(?<![A-Za-z0-9_\-])(?:" + alternatives + r")-[a-z0-9]{1,16}(?:\.\d+)*(?![A-Za-z0-9_])",
+        re.IGNORECASE,
+    )
+
+
+def _identifier_terms(prompt: str, known_ids: re.Pattern[str] | None = None) -> tuple[list[Term], str]:
     """Find identifier-like spans; return them and the prompt with those spans masked."""
     terms: list[Term] = []
     masked = list(prompt)
+    if known_ids is not None:
+        for match in known_ids.finditer(prompt):
+            terms.append(Term(match.group().lower(), "beads", match.start()))
+            masked[match.start():match.end()] = "\u3000" * (match.end() - match.start())
+        prompt = "".join(masked)
     for match in _IDENTIFIER.finditer(prompt):
         group = match.lastgroup or "word"
         text = match.group(group)
         start = match.start()
+        if group == "beads_upper":
+            group, text = "beads", text.lower()
         if group == "path" and not _path_like(text):
             # Re-scan the pieces of a slash pair (`feature/CPN-90`) as separate identifiers.
-            inner, _ = _identifier_terms(text.replace("/", " "))
+            inner, _ = _identifier_terms(text.replace("/", " "), known_ids)
             terms.extend(Term(t.text, t.kind, start + t.start, t.rank) for t in inner)
         elif group == "code":
             if not _TRIVIAL_CODE.match(text):
                 terms.append(Term(text.strip(), "code", start))
-                inner, _ = _identifier_terms(text)
+                inner, _ = _identifier_terms(text, known_ids)
                 terms.extend(
                     Term(t.text, "part", start, i + 1)
                     for i, t in enumerate(inner)
@@ -127,6 +152,7 @@ def _identifier_terms(prompt: str) -> tuple[list[Term], str]:
             terms.extend(_identifier_parts(group, text, start))
         for i in range(match.start(), match.end()):
             masked[i] = "\u3000"
+    terms.sort(key=lambda t: (t.start, t.rank))
     return terms, "".join(masked)
 
 
@@ -160,10 +186,12 @@ def extract(
     analyzer: Analyzer,
     stopwords: set[str],
     limit: int | None = None,
+    id_prefixes: frozenset[str] = frozenset(),
 ) -> list[Keyword]:
-    """Keywords in order of first appearance, without duplicates or stopwords."""
+    """Keywords in order of first appearance, without duplicates or stopwords.
+    `id_prefixes`: the beads projects' id prefixes (`bd`), so `bd-1` is an id, not a word."""
     text = unicodedata.normalize("NFKC", prompt)
-    id_terms, masked = _identifier_terms(text)
+    id_terms, masked = _identifier_terms(text, beads_id_pattern(id_prefixes))
     english = [t for t in id_terms if t.kind == "word"]
     id_terms = [t for t in id_terms if t.kind != "word"]
     words = [
@@ -195,6 +223,9 @@ def extract(
 # --- index side ---------------------------------------------------------------------------
 
 _PLAIN_WORD = re.compile(r"[a-z]+")
+_HYPHENATED = re.compile(
+    r"(?<![A-Za-z0-9_\-])[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,16}){1,4}(?:\.\d+)*(?![A-Za-z0-9_\-])"
+)
 
 
 def term_key(text: str) -> str:
@@ -217,6 +248,13 @@ def index_terms(text: str, analyzer: Analyzer) -> list[str]:
     text = unicodedata.normalize("NFKC", text)
     id_terms, masked = _identifier_terms(text)
     surfaces = [t.text for t in id_terms if t.kind != "word" or len(t.text) >= 2]
+    # Every hyphenated token also whole: a prompt reads `bd-1` or `bd-kpy` as a beads id when
+    # its prefix is a configured project's, and the index must hold the very same term
+    # whatever projects were configured when it was built.
+    whole = {(t.start, t.text.casefold()) for t in id_terms}
+    surfaces += [
+        m.group() for m in _HYPHENATED.finditer(text) if (m.start(), m.group().casefold()) not in whole
+    ]
     if masked.strip("\u3000 \n\t"):
         surfaces += [t.text for t in analyzer.analyze(masked) if not is_junk(t.text)]
     return [term_key(s.strip()) for s in surfaces if s.strip()]

@@ -45,6 +45,11 @@ RECENCY_BONUS = 0.15
 RECENCY_DAYS = 60
 
 
+def is_exact_id(store: str, ref: str, key: str) -> bool:
+    """A keyword (case-folded) that is this beads issue's own id: equality, never a prefix."""
+    return store == "beads" and key == ref.casefold()
+
+
 def kind_weight(subkind: str) -> float:
     return KIND_WEIGHTS.get(subkind, 1.0)
 

@@ -53,7 +53,10 @@ class Hit:
     status: str | None = None
     priority: int | None = None
     distinctive: bool = False
-    coverage: float = 0.0
+    # A beads id in the prompt is this issue's own id.
+    exact_id: bool = False
+    # Per matched prompt keyword: how rare, where (title or text): what the recall gate weighs.
+    evidence: list[Evidence] = field(default_factory=list)
     # Keyword that contributed most: stopword tuning reads it from the recall log.
     main_keyword: str = ""
     # The prompt's top-level keywords this hit matched: a compound and its own pieces
@@ -140,9 +143,13 @@ def load_synonyms(paths: Iterable[Path]) -> dict[str, set[str]]:
 def _ascii_matcher(text: str) -> re.Pattern[str] | None:
     if not text.isascii():
         return None
-    # Left edge always (`rapid` must not match `API`); right edge only for short words, so
-    # `timeout` still finds `timeouts`, but `CI` does not find `CIs`-free `decision`.
-    right = r"(?![A-Za-z0-9])" if len(text) <= 3 else ""
+    # Left edge always (`rapid` must not match `API`). Right edge: an identifier is a whole
+    # token (`PAY-12` never meets `PAY-1234`, `bd-1` never `bd-12`); a word may take an
+    # English ending (`timeout` finds `timeouts`) but is not a prefix (`fetch` ≠ `fetchProduct`).
+    if re.search(r"[^A-Za-z]", text) or len(text) <= 3:
+        right = r"(?![A-Za-z0-9_])"
+    else:
+        right = r"(?:s|es|ed|d|ing|er|ers)?(?![A-Za-z0-9_])"
     return re.compile(r"(?<![A-Za-z0-9])" + re.escape(text) + right, re.IGNORECASE)
 
 
@@ -260,6 +267,30 @@ def _verify(candidate: _Candidate, patterns: list[Pattern]) -> bool:
     return bool(candidate.via)
 
 
+@dataclass
+class Evidence:
+    """One prompt keyword (a topic: a compound and its own pieces are one) a memory matched."""
+
+    keyword: str  # as typed in the prompt
+    subkind: str
+    credit: float  # 1 direct, 0.7 via a synonym, 0.5 through a piece of the compound
+    rarity: float  # 1.0 in one document of the store, near 0 in all of them
+    df: int  # documents of the store holding it
+    head: bool  # in the title, tags, aliases or id; else only in the text
+
+
+@dataclass
+class Score:
+    value: float
+    coverage: float
+    distinctive: bool
+    main: str  # the keyword key that contributed most
+    topics: list[str]
+    # The prompt names this very issue (a beads id equal to its own): it ranks first.
+    exact_id: bool = False
+    evidence: list[Evidence] = field(default_factory=list)
+
+
 class _Scorer:
     def __init__(self, keywords: list[Keyword], now: datetime) -> None:
         self.now = now
@@ -278,15 +309,12 @@ class _Scorer:
             self.children.setdefault(owner, []).append(piece)
         self.total_weight = sum(ranking.kind_weight(k.subkind) for k in self.tops) or 1.0
 
-    def score(
-        self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool
-    ) -> tuple[float, float, bool, str, list[str]]:
+    def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
         doc = cand.doc
-        topics: list[str] = []
+        result = Score(0.0, 0.0, False, "", [])
         raw = 0.0
         covered = 0.0
-        distinctive = False
-        best_key, best_value = "", -1.0
+        best_value = -1.0
         for top in self.tops:
             weight = ranking.kind_weight(top.subkind)
             credit, key = 0.0, top.key
@@ -299,29 +327,33 @@ class _Scorer:
                     credit = ranking.PART_CREDIT
             if not credit:
                 continue
-            topics.append(top.key)
-            value = credit * weight * ranking.rarity(df.get(key, 1), total)
+            result.topics.append(top.key)
+            rarity = ranking.rarity(df.get(key, 1), total)
+            value = credit * weight * rarity
             if key in cand.tf:
                 value *= ranking.tf_factor(cand.tf[key])
-            if with_fields and key in doc.heading_text:
+            in_head = with_fields and key in doc.heading_text
+            if in_head:
                 value *= ranking.FIELD_BOOST
-            if doc.store == "beads" and credit == 1.0 and key == doc.ref.casefold():
+            if ranking.is_exact_id(doc.store, doc.ref, key) and credit == 1.0:
                 # The prompt names this very issue: it leads every issue that mentions it.
                 value *= ranking.EXACT_ID_BOOST
-                distinctive = True
+                result.distinctive = result.exact_id = True
+            result.evidence.append(Evidence(top.text, top.subkind, credit, rarity, df.get(key, 1), in_head))
             raw += value
             covered += credit * weight
             if value > best_value:
-                best_key, best_value = key, value
+                result.main, best_value = key, value
             if (
                 credit == 1.0
                 and top.subkind in ranking.DISTINCTIVE_SUBKINDS
                 and df.get(key, 1) <= ranking.DISTINCTIVE_MAX_DF
             ):
-                distinctive = True
-        coverage = covered / self.total_weight
+                result.distinctive = True
+        result.coverage = covered / self.total_weight
         factor = ranking.store_factor(doc.store, doc.date, doc.status, self.now) if with_fields else 1.0
-        return raw * (0.5 + coverage) * factor, coverage, distinctive, best_key, topics
+        result.value = raw * (0.5 + result.coverage) * factor
+        return result
 
 
 def _snippet(text: str, keys: set[str]) -> str:
@@ -448,7 +480,8 @@ def search(
     if hits is None:
         stores = open_stores(settings, only) if stores is None else stores
         hits = _search_rg(patterns, scorer, stores, outcome, deadline)
-    hits.sort(key=lambda h: h.score, reverse=True)
+    # An issue the prompt names by its id comes first, whatever mentions it more often.
+    hits.sort(key=lambda h: (h.exact_id, h.score), reverse=True)
     # One memory, one hit: an export that lists an issue twice (its old and new state).
     seen: set[str] = set()
     hits = [h for h in hits if not (h.key in seen or seen.add(h.key))]
@@ -462,7 +495,7 @@ def search(
 
 
 def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int], total: int) -> Hit | None:
-    score, coverage, distinctive, main, topics = scorer.score(cand, df, total, with_fields=True)
+    score = scorer.score(cand, df, total, with_fields=True)
     best = _best_lines(cand)
     if not best:
         return None
@@ -475,7 +508,7 @@ def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int],
         path=cand.doc.path,
         title=cand.doc.title,
         date=cand.doc.date,
-        score=score,
+        score=score.value,
         matched=[scorer.by_key[k].text if k in scorer.by_key else k for k in matched_keys],
         line=best[0][0],
         # Unredacted, for near-duplicate checks only; _redact_shown sets the
@@ -484,10 +517,11 @@ def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int],
         lines=[],
         status=cand.doc.status,
         priority=cand.doc.priority,
-        distinctive=distinctive,
-        coverage=coverage,
-        main_keyword=scorer.by_key[main].text if main in scorer.by_key else main,
-        topics=topics,
+        distinctive=score.distinctive,
+        exact_id=score.exact_id,
+        evidence=score.evidence,
+        main_keyword=scorer.by_key[score.main].text if score.main in scorer.by_key else score.main,
+        topics=score.topics,
         best=best,
         root=cand.root,
         clean=cand.clean,
@@ -532,7 +566,7 @@ def _search_rg(
         total = store.doc_count() or len(candidates)
         outcome.doc_counts[store.name] = total
         for cand in candidates:
-            cand.prelim = scorer.score(cand, df, total, with_fields=False)[0]
+            cand.prelim = scorer.score(cand, df, total, with_fields=False).value
         candidates.sort(key=lambda c: c.prelim, reverse=True)
         for cand in candidates[:LOAD_LIMIT]:
             if deadline is not None and time.monotonic() > deadline:
@@ -635,7 +669,7 @@ def _search_index(
             outcome.candidates[found.store] = outcome.candidates.get(found.store, 0) + 1
     for cand in candidates:
         store_df = df_by_store.get(cand.doc.store, {})
-        cand.prelim = scorer.score(cand, store_df, answer.totals.get(cand.doc.store, 1), with_fields=True)[0]
+        cand.prelim = scorer.score(cand, store_df, answer.totals.get(cand.doc.store, 1), with_fields=True).value
     candidates.sort(key=lambda c: c.prelim, reverse=True)
     mark = outcome.mark("rank", mark)
     scan = _scan_patterns(patterns, [term.term for term in terms])

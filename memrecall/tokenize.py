@@ -20,8 +20,10 @@ def tokenize_text(
     """Return keywords and notes (fallbacks taken) for `text`."""
     if not text.strip():
         return [], []
+    from .stores.beads import id_prefixes
+
     analyzer, notes = resolve(backend, timeout)
-    return extract(text, analyzer, effective_stopwords(settings)), notes
+    return extract(text, analyzer, effective_stopwords(settings), id_prefixes=id_prefixes(settings.beads)), notes
 
 
 def render(keywords: list[Keyword], as_json: bool) -> str:

@@ -8,6 +8,7 @@ or a timestamp).
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
@@ -63,6 +64,33 @@ def resolve_files(location: Path, warnings: list[str] | None = None) -> list[Pat
         return [max(present, key=lambda p: p.stat().st_mtime)]
     backup = folder / "backup" / "issues.jsonl"
     return [backup] if backup.is_file() and _inside(backup, folder) else []
+
+
+_ID_FIELD = re.compile(rb'"(?:id|issue_id)"\s*:\s*"([A-Za-z][A-Za-z0-9_-]{0,40})-[A-Za-z0-9]{1,16}(?:\.\d+)*"')
+_PREFIX_SETTING = re.compile(r"^\s*issue-prefix\s*:\s*[\"']?([A-Za-z][A-Za-z0-9_-]{0,30})[\"']?\s*(?:#.*)?$", re.MULTILINE)
+# Enough of an export's head to see every project an export mixes, little enough for the hook.
+_PREFIX_SAMPLE_BYTES = 64 * 1024
+
+
+def id_prefixes(locations: Iterable[Path]) -> frozenset[str]:
+    """The id prefixes (`bd` of `bd-kpy`) of the configured beads projects, from the ids at
+    the head of each export and `issue-prefix` in `.beads/config.yaml`: what makes `bd-1`
+    and `bd-kpy` in a prompt ids rather than words. A few file reads, cheap enough for the hook."""
+    found: set[str] = set()
+    for location in locations:
+        for export in resolve_files(location):
+            try:
+                with open(export, "rb") as handle:
+                    head = handle.read(_PREFIX_SAMPLE_BYTES)
+            except OSError:
+                continue
+            found.update(m.group(1).decode().lower() for m in _ID_FIELD.finditer(head))
+            try:
+                config = (export.parent / "config.yaml").read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            found.update(m.group(1).lower() for m in _PREFIX_SETTING.finditer(config[:_PREFIX_SAMPLE_BYTES]))
+    return frozenset(found)
 
 
 def issue_from_record(record: Any) -> dict[str, Any] | None:
