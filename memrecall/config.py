@@ -103,6 +103,10 @@ class Settings:
         return self.home / "synonyms.txt"
 
     @property
+    def user_generic(self) -> Path:
+        return self.home / "generic.txt"
+
+    @property
     def work_dir(self) -> Path:
         """Where the summarizer's own `claude -p` runs: summarize always skips it."""
         return self.home / "work"

@@ -39,14 +39,17 @@ STATE_MAX_AGE_SECONDS = 7 * 86400
 KEYWORD_HEAD_CHARS = 6000
 KEYWORD_TAIL_CHARS = 4000
 
-_TRIVIAL = re.compile(
-    r"^(ok(ay)?|yes|no|y|n|yep|nope|sure|thanks?( you)?|thx|ty|lgtm|go( on| ahead)?|continue|next|"
-    r"do it|please|done|great|nice|good|cool|perfect|got it|"
-    r"はい|いいえ|うん|ええ|了解(です)?|りょ|おけ|おk|ok(です)?|ありがと(う|うございます)?|"
-    r"続けて(ください)?|続き|つづけて|お願い(します)?|よろしく(お願いします)?|それで(お願いします)?|"
-    r"進めて(ください)?|いいね|大丈夫(です)?|次|次へ|どうぞ)[\s!！。.、,~〜w]*$",
-    re.IGNORECASE,
+_ACK = (
+    r"(?:ok(?:ay)?|yes|no|y|n|yep|nope|sure|thanks?(?: you)?(?: so much)?|thx|ty|lgtm|go(?: on| ahead)?|"
+    r"continue|next|do it|please|done|great|nice|good|cool|perfect|got it|sounds good|hi|hello|hey|"
+    r"good (?:morning|afternoon|evening|night)|bye|"
+    r"はい|いいえ|うん|ええ|了解(?:です|しました)?|りょ|おけ|おk|ok(?:です)?|ありがと(?:う|うございます)?|どうも|"
+    r"続けて(?:ください)?|続き|つづけて|お願い(?:します)?|よろしく(?:お願いします)?|それで(?:お願いします)?|"
+    r"進めて(?:ください)?|いいね|いいです|大丈夫(?:です)?|次|次へ|どうぞ|おはよう(?:ございます)?|こんにちは|"
+    r"こんばんは|お疲れ(?:様|さま)?(?:です)?|おつかれ(?:さま)?|それでいい|それでok)"
 )
+# One acknowledgement or several (`OK、続けて`, `thanks, go ahead!`), and nothing else.
+_TRIVIAL = re.compile(rf"^{_ACK}(?:[\s!！。.、,~〜w?？]+{_ACK})*[\s!！。.、,~〜w?？]*$", re.IGNORECASE)
 _SECRET_PREFIX = re.compile(
     r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpsr]-|AKIA|ASIA|AIza|eyJ)"
 )
@@ -430,12 +433,20 @@ def recall(
         log.update(decision="deadline", reason=f"search passed the {cfg.deadline_ms} ms deadline")
         return RecallResult(None, log)
 
+    from .gate import generic_keys, load_generic, prompt_shape
+    from .resources import shipped_generic
+
+    shape = prompt_shape(text)
+    generic = generic_keys(keywords, load_generic([shipped_generic(), settings.user_generic]))
+    log["shape"] = shape
+    if generic:
+        log["generic"] = sorted(generic)
     state_path = _state_file(settings, hook.session_id)
     remaining = max(0.05, deadline - time.monotonic())
     with locked(state_path, timeout=min(0.5, remaining)):
         is_new = not state_path.exists()
         state = _valid_state(read_json(state_path, None))
-        chosen, top, skipped, best_was_injected = _gate(state, outcome.hits, settings)
+        chosen, top, skipped, best_was_injected = _gate(state, outcome.hits, settings, shape, generic)
         context, shown = None, []
         if chosen:
             context, shown = fit_context(chosen, cfg.budget_chars, template("context.md"))
@@ -479,18 +490,24 @@ def recall(
         # The strongest match is already in this session's context: staying quiet is right.
         log["reason"] = "already injected in this session"
     elif not log["reason"]:
-        log["reason"] = "below threshold"
+        # The best memory's verdict, in words: what to change for it to speak (or why not).
+        log["reason"] = (top[0].get("verdict") if top else "") or "below threshold"
         if skipped:
             log["reason"] += f" ({skipped} related memories already injected in this session)"
     return RecallResult(None, log)
 
 
 def _gate(
-    state: dict[str, Any], hits: list[Hit], settings: Settings
+    state: dict[str, Any], hits: list[Hit], settings: Settings, shape: str = "plain",
+    generic: set[str] | None = None,
 ) -> tuple[list[Hit], list[dict[str, Any]], int, bool]:
-    """Advance the session's scores by one turn. Returns the hits to inject, the top scores
-    for the log, how many hits were skipped as already injected, and whether the best one was."""
+    """Advance the session's scores by one turn and judge every hit (gate.judge). Returns
+    the hits to inject, the top hits with their verdicts for the log, how many hits were
+    skipped as already injected, and whether the best one was."""
+    from .gate import judge
+
     cfg = settings.recall
+    generic = generic or set()
     state["turn"] += 1
     turn = state["turn"]
     # The key holds the memory's store root: `bd-1` of two projects are two memories.
@@ -507,36 +524,34 @@ def _gate(
                 scores[key] = entry
     eligible = []
     skipped = 0
+    verdicts: dict[str, str] = {}
     for hit in hits:
         if hit.key in injected:
             skipped += 1
+            verdicts[hit.key] = "already injected in this session"
             continue
         entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
         entry["acc"] = float(entry["acc"]) + hit.score
         entry["turns"] = sorted(set(entry.get("turns", [])[-5:]) | {turn})
         entry["keywords"] = sorted(set(entry.get("keywords", [])) | set(hit.topics or hit.matched))[:20]
-        acc = entry["acc"]
-        if hit.distinctive:
-            why = f"distinctive {hit.main_keyword or hit.matched[0]}"
-            acc = max(acc, cfg.threshold)
-        elif len(entry["keywords"]) >= 2:
-            why = f"{len(entry['keywords'])} keywords"
-        elif len(entry["turns"]) >= 2:
-            why = f"came up in {len(entry['turns'])} prompts"
-        else:
-            why = ""
-        hit.acc = acc
-        hit.why = f"{hit.key}: {why}, score {acc:.2f}" if why else ""
-        if why and acc >= cfg.threshold:
+        verdict = judge(hit, shape, generic, float(entry["acc"]), cfg.threshold, len(entry["turns"]))
+        hit.acc = max(float(entry["acc"]), cfg.threshold) if verdict.fire and hit.distinctive else float(entry["acc"])
+        hit.why = f"{hit.key}: {verdict.reason}"
+        verdicts[hit.key] = verdict.reason
+        if verdict.fire:
             eligible.append(hit)
     state["scores"] = dict(sorted(scores.items(), key=lambda kv: -kv[1]["acc"])[:STATE_KEEP])
     top = [
-        {"key": h.key, "score": round(h.score, 3), "acc": round(h.acc, 3), "matched": h.matched}
+        {
+            "key": h.key, "score": round(h.score, 3), "acc": round(h.acc, 3), "matched": h.matched,
+            "verdict": verdicts.get(h.key, ""),
+        }
         for h in hits[:5]
     ]
-    eligible.sort(key=lambda h: h.acc, reverse=True)
+    # A memory named by its id leads; then the strongest accumulated score.
+    eligible.sort(key=lambda h: (h.exact_id, h.acc), reverse=True)
     if eligible:
         best = eligible[0].acc
         # Tag-alongs far below the best hit are noise, not memory.
-        eligible = [h for h in eligible if h.acc >= 0.5 * best][: cfg.max_hits]
+        eligible = [h for h in eligible if h.exact_id or h.acc >= 0.5 * best][: cfg.max_hits]
     return eligible, top, skipped, bool(hits) and hits[0].key in injected

@@ -32,6 +32,10 @@ def template(name: str) -> str:
     return (templates_dir() / name).read_text(encoding="utf-8")
 
 
+def shipped_generic() -> Path:
+    return _PACKAGE_DIR / "generic.txt"
+
+
 def shipped_synonyms() -> Path:
     return _PACKAGE_DIR / "synonyms.txt"
 

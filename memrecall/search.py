@@ -367,20 +367,73 @@ def _snippet(text: str, keys: set[str]) -> str:
     return ("…" if start else "") + piece + ("…" if start + SNIPPET_CHARS < len(line) else "")
 
 
+# Lines that say nothing a reader can use: a keyword footer (`[[INV-88]] [[在庫同期]]`,
+# `#tag #tag`), a bare URL, a list marker or rule with nothing after it.
+_MARKUP_ONLY = re.compile(
+    r"^(?:\s|[-*+>#|:=~`_.,;、。・]|\d+\.|\[\[[^\]]*\]\]|#[^\s#]+|https?://\S+|\[[ xX]\]|\[[^\]]*\]\([^)]*\))*$"
+)
+# Lines that state an outcome: what a memory is for.
+_TELLING = re.compile(
+    r"決定|決め|結論|原因|対策|方針|理由|注意|ハマ|落とし穴|解決|回避|結果|採用|やめ|変更し|にした|"
+    r"decid|conclu|because|root cause|fix|workaround|gotcha|caveat|instead|chose|must|never|always|→|=>",
+    re.IGNORECASE,
+)
+_CODE_CHARS = re.compile(r"[{}();=<>$\[\]]")
+
+
+def _code_lines(doc: Document) -> set[int]:
+    """Lines inside fenced code blocks (only known when the whole text is loaded)."""
+    inside, found = False, set()
+    for number in sorted(doc.lines):
+        if doc.lines[number].lstrip().startswith(("```", "~~~")):
+            inside = not inside
+            found.add(number)
+        elif inside:
+            found.add(number)
+    return found
+
+
+def _line_rank(number: int, text: str, keys: set[str], doc: Document, code: set[int]) -> tuple[int, ...]:
+    """Sort key, best first: a body line over frontmatter and headings, then the most
+    keywords, a stated outcome, prose over code, then the earliest."""
+    stripped = text.strip()
+    poor = number <= doc.body_start or stripped.startswith("#") or (doc.store == "beads" and number == 1)
+    is_code = number in code or stripped.startswith("    ") or len(_CODE_CHARS.findall(stripped)) * 8 > len(stripped)
+    return (poor, -len(keys), not _TELLING.search(stripped), is_code, len(stripped) < 12, number)
+
+
 def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[str]]]:
     doc = cand.doc
-    body_start = doc.body_start
-    ordered = sorted(
-        cand.line_keys.items(),
-        # Body text before frontmatter and headings (they repeat the title shown anyway),
-        # then the most keywords, then earliest.
-        key=lambda item: (
-            item[0] <= body_start or doc.lines.get(item[0], "").lstrip().startswith("#"),
-            -len(item[1]),
-            item[0],
-        ),
-    )
-    return [(n, doc.lines.get(n, ""), keys) for n, keys in ordered[:limit]]
+    code = _code_lines(doc) if len(doc.lines) > len(cand.line_keys) else set()
+    seen = {" ".join(doc.title.casefold().split())}
+    usable = []
+    for number, keys in cand.line_keys.items():
+        text = doc.lines.get(number, "")
+        normal = " ".join(text.casefold().split()).lstrip("-*+> ")
+        if (number <= doc.body_start and doc.store != "beads") or _MARKUP_ONLY.match(text) or normal in seen:
+            continue
+        usable.append((number, text, keys))
+    usable.sort(key=lambda item: _line_rank(item[0], item[1], item[2], doc, code))
+    chosen: list[tuple[int, str, set[str]]] = []
+    for number, text, keys in usable:
+        normal = " ".join(text.casefold().split()).lstrip("-*+> ")
+        if normal in seen:
+            continue
+        seen.add(normal)
+        chosen.append((number, text, keys))
+        if len(chosen) == limit:
+            break
+    if not chosen:
+        # Only the title, frontmatter or a footer matched: quote the first line worth reading.
+        for number in sorted(doc.lines):
+            text = doc.lines[number]
+            if number > doc.body_start and text.strip() and not _MARKUP_ONLY.match(text) and not text.lstrip().startswith("#"):
+                if " ".join(text.casefold().split()) not in seen:
+                    return [(number, text, set())]
+        first = min(cand.line_keys, default=None)
+        if first is not None:
+            return [(first, doc.lines.get(first, ""), cand.line_keys[first])]
+    return chosen
 
 
 def similarity(a: str, b: str) -> float:

@@ -1,0 +1,169 @@
+"""The recall gate: whether a memory is worth Claude's attention for this prompt.
+
+Pure: hits and their evidence in, a named verdict out, every decision in words a user can
+act on (the recall log keeps them). The README's "When recall fires" describes the rules:
+
+1. The prompt names the memory: a beads id equal to the issue's own, or an identifier (a
+   ticket id, a path, a code name) found in at most 5 memories of its store. It speaks.
+2. Otherwise only SPECIFIC keywords count as evidence: not the everyday coding vocabulary
+   (`generic.txt`: test, log, config, 関数, 環境変数 …) and not a compound made only of it.
+   Evidence = Σ credit × rarity (× 1.25 in a title, tag or id) over those keywords.
+3. How much evidence is enough depends on the prompt's shape. A memory cue ("前に", "っけ",
+   "どうなった", "last time", "did we") asks for memory; a request about the code in front
+   of Claude ("この関数", "this file") does not; anything else sits between.
+4. The session counts: a memory whose topic comes back in a later prompt accumulates score
+   (halved every turn); the accumulated score must reach `recall.threshold` as well.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from .keywords import Keyword
+    from .search import Evidence, Hit
+
+# Japanese cues are matched anywhere (no word edges); English ones as whole phrases.
+_CUE_JA = re.compile(
+    r"前に|前回|以前|この前|こないだ|先日|先週|先月|昔|っけ|だったよね|たよね|てたよね|したよね|"
+    r"の件|した件|てた件|どうなった|どうした|結局|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
+    r"続き|再発|また(?:同じ|出|起き|落ち)|あの(?:件|時|とき|バグ|エラー|メモ|話)|例の"
+)
+_CUE_EN = re.compile(
+    r"\b(?:last time|previous(?:ly)?|earlier|before|again|remind me|remember|recall|did we|"
+    r"have we|had we|we (?:decided|chose|agreed|settled|used|fixed|found|noted|wrote|did|had|ended up)|"
+    r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
+    r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|that (?:issue|ticket|bug|incident|note|time)|"
+    r"(?:our|my) notes?|follow[- ]up|still (?:open|broken|failing)|what happened)\b",
+    re.IGNORECASE,
+)
+# A request about the code in front of Claude: "この関数", "ここ", "this file", "these tests".
+_DEICTIC_JA = re.compile(r"この(?!前|間|あいだ)|これ|ここ|今の|現在の|今回の|下記|以下の")
+_DEICTIC_EN = re.compile(r"\b(?:this|these|here|the current|the following|below)\b", re.IGNORECASE)
+
+# Japanese suffixes that make a compound of everyday words no less everyday (エラー時, 変数名).
+_GENERIC_SUFFIXES = frozenset("時用名数値型化的性等後前中内外毎別側系式")
+
+# (specific keywords, evidence) a memory needs, by prompt shape.
+NEEDS = {
+    "cue": (1, 0.75),
+    "plain": (2, 1.3),
+    "code": (2, 1.7),
+}
+# A specific keyword in a memory's title/tags/id counts this much more as evidence.
+HEAD_WEIGHT = 1.25
+DISTINCTIVE_MAX_DF = 5
+
+
+def prompt_shape(prompt: str) -> str:
+    """`cue` (asks about the past), `code` (about the code at hand) or `plain`."""
+    text = unicodedata.normalize("NFKC", prompt)
+    if _CUE_JA.search(text) or _CUE_EN.search(text):
+        return "cue"
+    if _DEICTIC_JA.search(text) or _DEICTIC_EN.search(text):
+        return "code"
+    return "plain"
+
+
+def load_generic(paths: Iterable[Path]) -> frozenset[str]:
+    """The everyday vocabulary, case-folded, plus the stems of its English words."""
+    from .keywords import list_file_lines, term_key
+
+    words: set[str] = set()
+    for line in list_file_lines(paths):
+        word = unicodedata.normalize("NFKC", line).casefold()
+        words.add(word)
+        words.add(term_key(word))
+    return frozenset(words)
+
+
+def _made_of(text: str, vocabulary: frozenset[str]) -> bool:
+    """Whether `text` splits entirely into vocabulary words (and everyday suffixes)."""
+    n = len(text)
+    reachable = [True] + [False] * n
+    for end in range(1, n + 1):
+        for start in range(max(0, end - 12), end):
+            if not reachable[start]:
+                continue
+            piece = text[start:end]
+            if piece in vocabulary or (end - start == 1 and start > 0 and piece in _GENERIC_SUFFIXES):
+                reachable[end] = True
+                break
+    return reachable[n]
+
+
+def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str]:
+    """The prompt's keywords (case-folded) that are everyday vocabulary, or compounds of it."""
+    from .keywords import term_key
+
+    found = set()
+    for keyword in keywords:
+        key = keyword.key
+        if key in vocabulary or term_key(key) in vocabulary:
+            found.add(key)
+        elif keyword.kind in ("compound", "noun", "part") and len(key) >= 2 and _made_of(key, vocabulary):
+            found.add(key)
+    return found
+
+
+@dataclass
+class Verdict:
+    fire: bool
+    # Why, in words: "names bd-kpy", "3 specific keywords (…), evidence 1.9",
+    # "only everyday words matched (test, ログ)".
+    reason: str
+    strength: float = 0.0
+    specific: list[str] = field(default_factory=list)
+
+
+def evidence_strength(evidence: list[Evidence]) -> float:
+    return sum(e.credit * e.rarity * (HEAD_WEIGHT if e.head else 1.0) for e in evidence)
+
+
+def judge(
+    hit: Hit, shape: str, generic: set[str], acc: float, threshold: float, prompts_seen: int
+) -> Verdict:
+    """The verdict on one memory for this prompt. `acc` is its session-accumulated score,
+    `prompts_seen` how many of the session's prompts it matched (this one included)."""
+    from .ranking import DISTINCTIVE_SUBKINDS
+
+    specific = [e for e in hit.evidence if e.keyword.casefold() not in generic]
+    names = [e.keyword for e in specific]
+    if hit.exact_id:
+        return Verdict(True, f"names {hit.ref} itself", specific=names)
+    for e in specific:
+        if e.credit == 1.0 and e.subkind in DISTINCTIVE_SUBKINDS and e.df <= DISTINCTIVE_MAX_DF:
+            where = "memory" if e.df == 1 else "memories"
+            return Verdict(True, f"distinctive {e.keyword} (in {e.df} {where})", specific=names)
+    strength = evidence_strength(specific)
+    if not specific:
+        everyday = ", ".join(e.keyword for e in hit.evidence[:4])
+        return Verdict(False, f"only everyday words matched ({everyday})")
+    need_count, need_strength = NEEDS.get(shape, NEEDS["plain"])
+    if prompts_seen >= 2:
+        # The topic came back: one specific keyword is enough on its second mention.
+        need_count = 1
+    listed = ", ".join(names[:5])
+    if len(specific) < need_count or strength < need_strength:
+        hint = {
+            "cue": "",
+            "plain": "; a memory cue (前に, っけ, last time, did we) lowers the bar",
+            "code": "; a request about the code at hand (この/this) needs more",
+        }[shape if shape in NEEDS else "plain"]
+        return Verdict(
+            False,
+            f"too little specific evidence: {len(specific)} keyword(s) ({listed}), {strength:.2f} "
+            f"< {need_count} keyword(s) and {need_strength:.2f}{hint}",
+            strength, names,
+        )
+    if acc < threshold:
+        return Verdict(False, f"below threshold (score {acc:.2f} < {threshold:.2f})", strength, names)
+    came_back = f", came up in {prompts_seen} prompts" if prompts_seen >= 2 else ""
+    return Verdict(
+        True, f"{len(specific)} specific keyword(s) ({listed}), evidence {strength:.2f}{came_back}",
+        strength, names,
+    )
