@@ -10,7 +10,8 @@ act on (the recall log keeps them). The README's "When recall fires" describes t
    Evidence = Σ credit × rarity (× 1.25 in a title, tag or id) over those keywords.
 3. How much evidence is enough depends on the prompt's shape. A memory cue ("前に", "っけ",
    "どうなった", "last time", "did we") asks for memory; a request about the code in front
-   of Claude ("この関数", "this file") does not; anything else sits between.
+   of Claude ("この関数", "this file") or a work order ("add …", "…を追加して") does not;
+   anything else sits between. A memory whose title covers the whole prompt needs less.
 4. The session counts: a memory whose topic comes back in a later prompt accumulates score
    (halved every turn); the accumulated score must reach `recall.threshold` as well.
 """
@@ -44,6 +45,16 @@ _CUE_EN = re.compile(
 # A request about the code in front of Claude: "この関数", "ここ", "this file", "these tests".
 _DEICTIC_JA = re.compile(r"この(?!前|間|あいだ)|これ|ここ|今の|現在の|今回の|下記|以下の")
 _DEICTIC_EN = re.compile(r"\b(?:this|these|here|the current|the following|below)\b", re.IGNORECASE)
+# A work order rather than a question: "add …", "make …", "…を追加して", "…にしてほしい".
+_ORDER_EN = re.compile(
+    r"^\s*(?:please\s+|can you\s+|could you\s+)?(?:add|make|write|fix|implement|create|refactor|rename|"
+    r"update|remove|delete|convert|extract|move|change|set up|setup|generate|explain|optimi[sz]e|improve|"
+    r"clean up|split|replace|bump|upgrade|format|document|translate|review|test|run|build|migrate|port|"
+    r"introduce|wrap|return|use|read|parse|validate|handle|log|print|show|list|sort|cache)\b",
+    re.IGNORECASE,
+)
+_ORDER_JA = re.compile(r"(?:して|してください|して下さい|してほしい|して欲しい|しといて|しておいて|書いて|作って|直して|"
+                       r"教えて|調べて|考えて|まとめて|出して|付けて|つけて|消して|変えて|揃えて|そろえて|見て)[。.!！\s]*$")
 
 # Japanese suffixes that make a compound of everyday words no less everyday (エラー時, 変数名).
 _GENERIC_SUFFIXES = frozenset("時用名数値型化的性等後前中内外毎別側系式")
@@ -64,7 +75,7 @@ def prompt_shape(prompt: str) -> str:
     text = unicodedata.normalize("NFKC", prompt)
     if _CUE_JA.search(text) or _CUE_EN.search(text):
         return "cue"
-    if _DEICTIC_JA.search(text) or _DEICTIC_EN.search(text):
+    if _DEICTIC_JA.search(text) or _DEICTIC_EN.search(text) or _ORDER_EN.search(text) or _ORDER_JA.search(text):
         return "code"
     return "plain"
 
@@ -147,6 +158,11 @@ def judge(
     if prompts_seen >= 2:
         # The topic came back: one specific keyword is enough on its second mention.
         need_count = 1
+    covered = hit.coverage >= 0.99 and any(e.head for e in specific)
+    if covered and shape != "code":
+        # The memory's title says all the prompt says ("Dockerfile の中で条件分岐したい" →
+        # "Dockerfile内で条件分岐する"): one specific keyword is enough.
+        need_count, need_strength = 1, min(need_strength, 0.75)
     listed = ", ".join(names[:5])
     if len(specific) < need_count or strength < need_strength:
         hint = {

@@ -201,6 +201,7 @@ class IndexedHit:
         self.path: str = stored.get_first("path")
         self.title: str = stored.get_first("title") or ""
         self.tags: list[str] = [t for t in stored.get_all("tags") if t]
+        self.recalled: list[str] = [r for r in stored.get_all("recalled") if r]
         self.head: str = stored.get_first("head") or ""
         self.status: str = stored.get_first("status") or ""
         priority = stored.get_first("priority")
@@ -279,6 +280,15 @@ class IndexReader:
             if len(grams) == 1:
                 return tv.Query.term_query(self.schema, "grams", grams[0])
             return tv.Query.phrase_query(self.schema, "grams", grams)
+        words = qt.term.split()
+        if len(words) > 1:
+            # A phrase of a synonym group ("circuit breaker"): the fields keep no positions,
+            # so every word of it, stemmed as the index stems them.
+            from .keywords import term_key
+
+            return tv.Query.boolean_query([
+                (tv.Occur.Must, tv.Query.term_query(self.schema, field_name, term_key(word))) for word in words
+            ])
         return tv.Query.term_query(self.schema, field_name, qt.term)
 
     def _filters(self, stores: set[str] | None) -> list[tuple[Any, Any]]:

@@ -43,6 +43,7 @@ class SourceDoc:
     line: int = 0
     offset: int = 0
     tags: list[str] = field(default_factory=list)
+    recalled: list[str] = field(default_factory=list)
     status: str = ""
     priority: int = -1
     # Everything this document can show (path parts, id, title, its whole text), one part a
@@ -114,7 +115,7 @@ def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None
         shown="\n".join([*path.parts, root.label, text]), stamp=f"{st.st_size}:{st.st_mtime_ns}",
         store=root.store, root=str(root.path), ref=ref, path=str(path), title=note.title,
         head=" ".join([note.title, path.stem, *note.tags, *note.aliases]), body=body,
-        date=int(date.timestamp()), tags=note.tags,
+        date=int(date.timestamp()), tags=note.tags, recalled=note.recalled,
     )
 
 
@@ -171,6 +172,7 @@ def _schema() -> Any:
     builder.add_text_field("path", stored=True, tokenizer_name="raw")
     builder.add_text_field("title", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("tags", stored=True, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("recalled", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("status", stored=True, tokenizer_name="raw")
     builder.add_text_field("head", stored=True, tokenizer_name=_TOKENIZER, index_option="freq")
     builder.add_text_field("body", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
@@ -206,7 +208,7 @@ def _to_document(doc: SourceDoc, analysed: tuple[str, str, str, bool]) -> Any:
     head, body, grams, clean = analysed
     return tv.Document(
         key=doc.key, store=doc.store, root=doc.root, ref=doc.ref, path=doc.path,
-        title=doc.title, tags=doc.tags or [""], status=doc.status,
+        title=doc.title, tags=doc.tags or [""], recalled=doc.recalled or [""], status=doc.status,
         head=head, body=body, grams=grams,
         date=doc.date, line=doc.line, offset=doc.offset, priority=doc.priority, clean=int(clean),
         stamp=doc.stamp,

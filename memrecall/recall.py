@@ -267,6 +267,7 @@ class _Fields:
     status: str
     matched: str
     lines: list[str]
+    close_reason: str = ""
 
 
 def _safe_fields(hit: Hit) -> _Fields:
@@ -282,6 +283,7 @@ def _safe_fields(hit: Hit) -> _Fields:
         status=q(hit.status or "open"),
         matched=q(", ".join(hit.matched)),
         lines=[q(text) for _, text in hit.lines[: _LEVELS[0][0]]],
+        close_reason=q(hit.close_reason) if hit.close_reason else "",
     )
 
 
@@ -302,6 +304,9 @@ def _render_hit(index: int, hit: Hit, fields: _Fields, lines: int, width: int) -
     else:
         head += f"\n    {_cut(fields.where, width, keep_end=True)}:{int(hit.line)}"
     body = [head, f"    matched: {_cut(fields.matched, width)}"]
+    if fields.close_reason:
+        # What a closed issue concluded is what a reader needs first.
+        body.append(f"    closed: {_cut(fields.close_reason, width)}")
     body += [f"    > {_cut(text, width)}" for text in fields.lines[:lines]]
     return "\n".join(body)
 

@@ -55,6 +55,11 @@ class Hit:
     distinctive: bool = False
     # A beads id in the prompt is this issue's own id.
     exact_id: bool = False
+    # A summary's `recalled:` list (`store:ref` of memories injected into its session).
+    recalled: list[str] = field(default_factory=list)
+    close_reason: str = ""
+    # The weighted share of the prompt's keywords this memory matched (1.0: all of them).
+    coverage: float = 0.0
     # Per matched prompt keyword: how rare, where (title or text): what the recall gate weighs.
     evidence: list[Evidence] = field(default_factory=list)
     # Keyword that contributed most: stopword tuning reads it from the recall log.
@@ -96,6 +101,7 @@ class Hit:
             "date": self.date.isoformat() if self.date else None,
             "status": self.status,
             "priority": self.priority,
+            "close_reason": self.close_reason or None,
         }
 
 
@@ -409,14 +415,14 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
     usable = []
     for number, keys in cand.line_keys.items():
         text = doc.lines.get(number, "")
-        normal = " ".join(text.casefold().split()).lstrip("-*+> ")
+        normal = " ".join(text.casefold().split()).lstrip("-*+># ")
         if (number <= doc.body_start and doc.store != "beads") or _MARKUP_ONLY.match(text) or normal in seen:
             continue
         usable.append((number, text, keys))
     usable.sort(key=lambda item: _line_rank(item[0], item[1], item[2], doc, code))
     chosen: list[tuple[int, str, set[str]]] = []
     for number, text, keys in usable:
-        normal = " ".join(text.casefold().split()).lstrip("-*+> ")
+        normal = " ".join(text.casefold().split()).lstrip("-*+># ")
         if normal in seen:
             continue
         seen.add(normal)
@@ -490,6 +496,22 @@ def _collapse(hits: list[Hit]) -> list[Hit]:
     return kept
 
 
+def _originals_first(hits: list[Hit]) -> list[Hit]:
+    """A summary repeats what was injected into its session: the memory it got that from
+    ranks just ahead of it (and so stays eligible), never below its second-hand copy."""
+    position = {f"{h.store}:{h.ref}": i for i, h in enumerate(hits)}
+    lifted = False
+    for copy in hits:
+        for ref in copy.recalled:
+            i = position.get(ref)
+            if i is not None and hits[i].score < copy.score:
+                hits[i].score = copy.score * 1.01
+                lifted = True
+    if lifted:
+        hits.sort(key=lambda h: (h.exact_id, h.score), reverse=True)
+    return hits
+
+
 def _newer_first(hits: list[Hit]) -> list[Hit]:
     """When two summaries cover the same ground with similar scores, the newer one leads:
     it may say that an older decision was reversed."""
@@ -538,6 +560,7 @@ def search(
     # One memory, one hit: an export that lists an issue twice (its old and new state).
     seen: set[str] = set()
     hits = [h for h in hits if not (h.key in seen or seen.add(h.key))]
+    hits = _originals_first(hits)
     mark = time.monotonic()
     outcome.hits = _newer_first(_collapse(hits[: limit * 3]))[:limit]
     mark = outcome.mark("collapse", mark)
@@ -572,7 +595,10 @@ def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int],
         priority=cand.doc.priority,
         distinctive=score.distinctive,
         exact_id=score.exact_id,
+        coverage=score.coverage,
         evidence=score.evidence,
+        recalled=cand.doc.recalled,
+        close_reason=cand.doc.close_reason,
         main_keyword=scorer.by_key[score.main].text if score.main in scorer.by_key else score.main,
         topics=score.topics,
         best=best,
@@ -707,7 +733,7 @@ def _search_index(
     for found in answer.hits:
         doc = Document(
             found.store, found.ref, Path(found.path), title=found.title, date=found.date,
-            tags=found.tags, status=found.status or None, priority=found.priority,
+            tags=found.tags, status=found.status or None, priority=found.priority, recalled=found.recalled,
             heading_text=" ".join([found.title, Path(found.ref).stem, found.ref, *found.tags, found.head]).casefold(),
             loaded=True,
         )
@@ -776,7 +802,8 @@ def _index_lines(cand: _Candidate, patterns: list[Pattern]) -> bool:
         cand.clean = cand.clean and f"{zlib.crc32(raw):08x}" == cand.stamp
         if issue is None or str(issue.get("id") or issue.get("issue_id")) != doc.ref:
             return False
-        doc.lines = issue_document(doc.path, issue).lines
+        fresh = issue_document(doc.path, issue)
+        doc.lines, doc.close_reason = fresh.lines, fresh.close_reason
     else:
         from . import frontmatter_lite
         from .index import MAX_FILE_BYTES
@@ -809,6 +836,7 @@ def _redact_shown(hit: Hit) -> None:
     snippet is cut: a cut key no longer looks like one."""
     redact = (lambda text: text) if hit.clean else redact_fast
     hit.title = redact(hit.title)
+    hit.close_reason = redact(hit.close_reason)
     # A file named after a key, or a beads id holding one, is shown redacted too (the
     # state's de-dup key follows: the same file always redacts the same way).
     hit.ref = redact(hit.ref)

@@ -205,10 +205,10 @@ def test_trivial_prompts_never_fire(stores: dict[str, Path], prompt: str) -> Non
     assert result.context is None and result.log["decision"] == "trivial"
 
 
-def test_a_single_common_word_does_not_fire_at_once_but_a_recurring_topic_does(stores: dict[str, Path]) -> None:
-    first = _recall("在庫同期の件", session="topic")
-    assert first.context is None
-    fired = [_recall(p, session="topic") for p in ("在庫同期の件、続き", "もう一度在庫同期の件")]
+def test_one_keyword_in_a_work_order_does_not_fire_at_once_but_a_recurring_topic_does(stores: dict[str, Path]) -> None:
+    first = _recall("在庫同期を速くして", session="topic")
+    assert first.context is None and first.log["shape"] == "code"
+    fired = [_recall(p, session="topic") for p in ("在庫同期のリトライを足して", "在庫同期の件、続き")]
     assert any(r.context and "在庫同期のバグ" in r.context for r in fired)
 
 

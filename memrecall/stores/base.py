@@ -21,6 +21,11 @@ class Document:
     date: datetime | None = None
     tags: list[str] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
+    # A summary's `recalled:` (`store:ref` of the memories injected into its session): it
+    # repeats them, and must not push them out of recall (search lifts the originals).
+    recalled: list[str] = field(default_factory=list)
+    # A closed beads issue's close reason: shown with the hit.
+    close_reason: str = ""
     status: str | None = None
     priority: int | None = None
     # line number → text of the lines that matched (1-based; beads: lines of the issue text).

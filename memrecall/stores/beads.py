@@ -140,6 +140,7 @@ def issue_document(path: Path, issue: dict[str, Any]) -> Document:
         date=date,
         tags=labels,
         status=str(issue.get("status") or "open"),
+        close_reason=" ".join(str(issue.get("close_reason") or "").split()) if issue.get("status") == "closed" else "",
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
         lines={i + 1: line for i, line in enumerate(text_lines)},
         heading_text=" ".join([issue_id, str(issue.get("title", "")), *labels]).casefold(),

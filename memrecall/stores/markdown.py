@@ -45,6 +45,7 @@ def fill_note(doc: Document, text: str) -> str:
         if tag not in doc.tags:
             doc.tags.append(tag)
     doc.aliases = frontmatter_lite.as_list(meta.get("aliases", meta.get("alias")))
+    doc.recalled = [str(r) for r in frontmatter_lite.as_list(meta.get("recalled")) if ":" in str(r)]
     for key in _DATE_KEYS:
         if meta.get(key):
             doc.date = parse_date(meta[key])
