@@ -65,6 +65,8 @@ NEEDS = {
     "plain": (2, 1.3),
     "code": (2, 1.7),
 }
+# A prompt that asks for memory accepts a lower accumulated score (× this of the threshold).
+CUE_THRESHOLD_FACTOR = 0.75
 # A specific keyword in a memory's title/tags/id counts this much more as evidence.
 HEAD_WEIGHT = 1.25
 DISTINCTIVE_MAX_DF = 5
@@ -176,6 +178,8 @@ def judge(
             f"< {need_count} keyword(s) and {need_strength:.2f}{hint}",
             strength, names,
         )
+    if shape == "cue":
+        threshold *= CUE_THRESHOLD_FACTOR
     if acc < threshold:
         return Verdict(False, f"below threshold (score {acc:.2f} < {threshold:.2f})", strength, names)
     came_back = f", came up in {prompts_seen} prompts" if prompts_seen >= 2 else ""

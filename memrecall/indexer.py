@@ -43,6 +43,7 @@ class SourceDoc:
     line: int = 0
     offset: int = 0
     tags: list[str] = field(default_factory=list)
+    aliases: list[str] = field(default_factory=list)
     recalled: list[str] = field(default_factory=list)
     status: str = ""
     priority: int = -1
@@ -115,7 +116,7 @@ def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None
         shown="\n".join([*path.parts, root.label, text]), stamp=f"{st.st_size}:{st.st_mtime_ns}",
         store=root.store, root=str(root.path), ref=ref, path=str(path), title=note.title,
         head=" ".join([note.title, path.stem, *note.tags, *note.aliases]), body=body,
-        date=int(date.timestamp()), tags=note.tags, recalled=note.recalled,
+        date=int(date.timestamp()), tags=note.tags, aliases=note.aliases, recalled=note.recalled,
     )
 
 
@@ -465,6 +466,7 @@ def _refresh_locked(settings: Settings, home: Path, full: bool, progress: Progre
         # the small metadata file alone. Manifest first: a refresh killed between the two
         # writes re-reads a few files next time, nothing worse.
         write_atomic(target / MANIFEST_NAME, json.dumps(report.files, ensure_ascii=False))
+        write_atomic(home / ALIASES_NAME, alias_groups(report.files))
         write_json_atomic(target / META_NAME, new_meta)
         if report.mode == "build":
             write_atomic(home / "CURRENT", target.name + "\n")
@@ -477,6 +479,30 @@ def _refresh_locked(settings: Settings, home: Path, full: bool, progress: Progre
     report.seconds = round(time.monotonic() - started, 3)
     report.path = str(target)
     return report
+
+
+ALIASES_NAME = "aliases.txt"
+# Aliases longer than this are sentences, not names: no synonym for search.
+ALIAS_MAX_CHARS = 40
+
+
+def alias_groups(files: dict[str, Any]) -> str:
+    """Every note's title and frontmatter `aliases` as one synonym group (synonyms.txt's
+    format): a prompt saying `k8s` also finds summaries that say `Kubernetes` when a note
+    lists one as the other's alias. Rebuilt from the manifest at every refresh."""
+    lines = ["# Written by `memrecall index`: each note's title and aliases. Do not edit."]
+    for entry in files.values():
+        names = entry.get("aliases") if isinstance(entry, dict) else None
+        if not isinstance(names, list):
+            continue
+        group = []
+        for name in names:
+            text = " ".join(str(name).replace(",", " ").replace("|", " ").replace("#", " ").split())
+            if 3 <= len(text) <= ALIAS_MAX_CHARS and text not in group:
+                group.append(text)
+        if len(group) >= 2:
+            lines.append(", ".join(group))
+    return "\n".join(lines) + "\n"
 
 
 def _apply(
@@ -554,16 +580,22 @@ def _apply_markdown(
         writer.delete_documents_by_term("key", key)
     doc = markdown_doc(root, path, st)
     keys = []
+    entry_aliases: list[str] = []
     if doc is not None:
         adder.add(doc)
         keys.append(doc.key)
+        if doc.aliases:
+            entry_aliases = [doc.title, *doc.aliases]
         if old:
             report.updated += 1
         else:
             report.added += 1
     elif old:
         report.removed += 1
-    return {"mtime": st.st_mtime_ns, "size": st.st_size, "keys": keys}
+    entry: dict[str, Any] = {"mtime": st.st_mtime_ns, "size": st.st_size, "keys": keys}
+    if doc is not None and doc.aliases:
+        entry["aliases"] = entry_aliases
+    return entry
 
 
 def _apply_beads(

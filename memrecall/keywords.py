@@ -181,6 +181,15 @@ def _public_kind(term_kind: str) -> tuple[str, str]:
     return term_kind, term_kind
 
 
+def _encodable(text: str) -> str:
+    """Lone surrogates (`\\ud800`, from a JSON escape) cannot reach a C analyser (MeCab raises)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def extract(
     prompt: str,
     analyzer: Analyzer,
@@ -190,7 +199,7 @@ def extract(
 ) -> list[Keyword]:
     """Keywords in order of first appearance, without duplicates or stopwords.
     `id_prefixes`: the beads projects' id prefixes (`bd`), so `bd-1` is an id, not a word."""
-    text = unicodedata.normalize("NFKC", prompt)
+    text = unicodedata.normalize("NFKC", _encodable(prompt))
     id_terms, masked = _identifier_terms(text, beads_id_pattern(id_prefixes))
     english = [t for t in id_terms if t.kind == "word"]
     id_terms = [t for t in id_terms if t.kind != "word"]

@@ -28,6 +28,7 @@ STORE_NAMES = ("beads", "obsidian", "summaries")
 # Documents whose headers are read for the final score: the rest cannot reach the top.
 LOAD_LIMIT = 40
 SNIPPET_CHARS = 200
+MAX_SYNONYM_GROUP = 16
 
 
 @dataclass
@@ -141,6 +142,10 @@ def load_synonyms(paths: Iterable[Path]) -> dict[str, set[str]]:
         merged = set(words)
         for word in words:
             merged |= groups.get(word.casefold(), set())
+        if len(merged) > MAX_SYNONYM_GROUP:
+            # Chains of shared words (`Go` in many notes' aliases) would make one group of
+            # everything: a line too entangled stands alone.
+            merged = set(words)
         for word in merged:
             groups[word.casefold()] = merged
     return groups
@@ -544,7 +549,12 @@ def search(
     if not keywords:
         return outcome
     if synonyms is None:
-        synonyms = load_synonyms([shipped_synonyms(), settings.user_synonyms])
+        paths = [shipped_synonyms(), settings.user_synonyms]
+        if settings.index.enabled and stores is None:
+            from .index import index_home
+
+            paths.append(index_home(settings) / "aliases.txt")  # notes' titles and aliases
+        synonyms = load_synonyms(paths)
     patterns = build_patterns(keywords, synonyms)
     scorer = _Scorer(keywords, settings.now)
     hits: list[Hit] | None = None
