@@ -159,7 +159,7 @@ def judge(
     need_count, need_strength = NEEDS.get(shape, NEEDS["plain"])
     if prompts_seen >= 2:
         # The topic came back: one specific keyword is enough on its second mention.
-        need_count = 1
+        need_count, need_strength = 1, min(need_strength, NEEDS["cue"][1])
     covered = hit.coverage >= 0.99 and any(e.head for e in specific)
     if covered and shape != "code":
         # The memory's title says all the prompt says ("Dockerfile の中で条件分岐したい" →

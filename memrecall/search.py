@@ -404,6 +404,11 @@ def _code_lines(doc: Document) -> set[int]:
     return found
 
 
+def _repeats_header(doc: Document, number: int) -> bool:
+    """Frontmatter, or a beads issue's first line (its id and title, shown in the header)."""
+    return number == 1 if doc.store == "beads" else number <= doc.body_start
+
+
 def _line_rank(number: int, text: str, keys: set[str], doc: Document, code: set[int]) -> tuple[int, ...]:
     """Sort key, best first: a body line over frontmatter and headings, then the most
     keywords, a stated outcome, prose over code, then the earliest."""
@@ -416,12 +421,13 @@ def _line_rank(number: int, text: str, keys: set[str], doc: Document, code: set[
 def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[str]]]:
     doc = cand.doc
     code = _code_lines(doc) if len(doc.lines) > len(cand.line_keys) else set()
-    seen = {" ".join(doc.title.casefold().split())}
+    # Shown anyway: the title in the header, a closed issue's reason on its own line.
+    seen = {" ".join(doc.title.casefold().split()), " ".join(doc.close_reason.casefold().split())}
     usable = []
     for number, keys in cand.line_keys.items():
         text = doc.lines.get(number, "")
         normal = " ".join(text.casefold().split()).lstrip("-*+># ")
-        if (number <= doc.body_start and doc.store != "beads") or _MARKUP_ONLY.match(text) or normal in seen:
+        if _repeats_header(doc, number) or _MARKUP_ONLY.match(text) or normal in seen:
             continue
         usable.append((number, text, keys))
     usable.sort(key=lambda item: _line_rank(item[0], item[1], item[2], doc, code))
@@ -438,7 +444,7 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
         # Only the title, frontmatter or a footer matched: quote the first line worth reading.
         for number in sorted(doc.lines):
             text = doc.lines[number]
-            if number > doc.body_start and text.strip() and not _MARKUP_ONLY.match(text) and not text.lstrip().startswith("#"):
+            if not _repeats_header(doc, number) and text.strip() and not _MARKUP_ONLY.match(text) and not text.lstrip().startswith("#"):
                 if " ".join(text.casefold().split()) not in seen:
                     return [(number, text, set())]
         first = min(cand.line_keys, default=None)

@@ -583,8 +583,11 @@ def test_python_scan_skips_fifos_and_loops(ctx: Ctx, monkeypatch: pytest.MonkeyP
 def test_long_prompt_keywords_come_from_head_and_tail(ctx: Ctx) -> None:
     filler = "ログ error=timeout\n" * 100_000
     done = run_hook(hook_json("tail", filler + "PAY-1234 はどうなった？"), ctx.env)
-    assert check_hook_stdout(done.stdout) is not None
     entry = log_entries(ctx.home)[-1]
+    # About which words are searched, not about time: on a busy machine the search of a
+    # 3 MB prompt may pass the deadline, and then a quiet hook is the right answer.
+    assert entry["decision"] in ("inject", "deadline")
+    assert (check_hook_stdout(done.stdout) is not None) == (entry["decision"] == "inject")
     assert entry["prompt_cut"] is True and "PAY-1234" in entry["keywords"]
 
 

@@ -486,12 +486,6 @@ def test_a_closed_issue_is_shown_with_its_close_reason(closed_issue: Path, engin
 
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="search._best_lines: when only a beads issue's first line (`<id> <title>`, which the "
-    "hit's head line already shows) matched, as when the prompt names the issue by its id, that "
-    "line is quoted; the fallback to the first informative line runs only when no line matched",
-)
 @pytest.mark.parametrize("engine", ENGINES)
 def test_an_issue_named_by_its_id_quotes_its_description_not_its_title_again(
     closed_issue: Path, engine: str

@@ -1,0 +1,160 @@
+"""The recall gate's pieces, in isolation: prompt shape, everyday vocabulary, verdicts.
+
+The end-to-end behaviour (quiet on everyday requests, speaks on memory cues) is in
+tests/test_recall_quality.py; these pin the rules one at a time, with the reasons a user
+reads in the recall log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memrecall.gate import NEEDS, generic_keys, judge, load_generic, prompt_shape
+from memrecall.indexer import alias_groups
+from memrecall.keywords import Keyword
+from memrecall.resources import shipped_generic
+from memrecall.search import Evidence, Hit, load_synonyms
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "決済のタイムアウトって前に何秒にしたっけ？",
+        "在庫同期の件、どうなった？",
+        "結局 Karpenter に移行したんだっけ",
+        "what did we decide about the retry policy?",
+        "remind me how we fixed the flaky login test",
+        "Did we ever pin the terraform provider?",
+        "last time the deploy failed because of the cache",
+    ],
+)
+def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
+    assert prompt_shape(prompt) == "cue"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "この関数のユニットテストを書いて",
+        "ここでエラーになる理由を調べて",
+        "ログをもう少し詳しく出すようにして",
+        "add a unit test for the empty-list case",
+        "make the logging more detailed",
+        "why does this test fail?",
+        "Please rename the variable to something clearer",
+    ],
+)
+def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
+    assert prompt_shape(prompt) == "code"
+
+
+@pytest.mark.parametrize("prompt", ["Kafka の consumer lag が増える原因は？", "how does the payment retry work?"])
+def test_other_questions_are_plain(prompt: str) -> None:
+    assert prompt_shape(prompt) == "plain"
+
+
+def test_a_cue_wins_over_a_work_order() -> None:
+    # "前に…直したっけ？ … 直して" asks for memory even though it ends as an order.
+    assert prompt_shape("前に直したやつと同じように、この関数も直して") == "cue"
+
+
+def _kw(text: str, kind: str = "noun", subkind: str = "") -> Keyword:
+    return Keyword(text, kind, subkind or kind, "sudachi")
+
+
+def test_compounds_made_only_of_everyday_words_are_everyday() -> None:
+    vocabulary = load_generic([shipped_generic()])
+    keywords = [
+        _kw("環境変数", "compound"), _kw("ユニットテスト", "compound"), _kw("エラー時", "compound"),
+        _kw("設定ファイル", "compound"), _kw("在庫同期", "compound"), _kw("サーキットブレーカー"),
+        _kw("tests", "word"), _kw("handlers", "word"), _kw("kafka", "word"),
+    ]
+    found = generic_keys(keywords, vocabulary)
+    assert {"環境変数", "ユニットテスト", "エラー時", "設定ファイル", "tests", "handlers"} <= found
+    assert not {"在庫同期", "サーキットブレーカー", "kafka"} & found
+
+
+def test_a_users_generic_words_join_the_shipped_ones(tmp_path: Path) -> None:
+    mine = tmp_path / "generic.txt"
+    mine.write_text("# ours\n在庫同期\nKafka\n", encoding="utf-8")
+    vocabulary = load_generic([shipped_generic(), mine])
+    assert {"在庫同期", "kafka"} <= generic_keys([_kw("在庫同期", "compound"), _kw("Kafka", "word")], vocabulary)
+
+
+def _hit(*evidence: Evidence, coverage: float = 0.5, exact: bool = False, ref: str = "notes/a.md") -> Hit:
+    return Hit(
+        store="obsidian", ref=ref, path=Path(ref), title="a", date=None, score=3.0, matched=[e.keyword for e in evidence],
+        line=1, snippet="", lines=[], exact_id=exact, coverage=coverage, evidence=list(evidence),
+    )
+
+
+def _ev(keyword: str, rarity: float = 0.9, head: bool = False, subkind: str = "noun", df: int = 40) -> Evidence:
+    return Evidence(keyword, subkind, 1.0, rarity, df, head)
+
+
+def test_only_everyday_words_never_fire_and_say_so() -> None:
+    verdict = judge(_hit(_ev("test"), _ev("ログ")), "plain", {"test", "ログ"}, acc=9.0, threshold=2.0, prompts_seen=1)
+    assert not verdict.fire
+    assert verdict.reason.startswith("only everyday words matched") and "test" in verdict.reason
+
+
+def test_the_needed_evidence_grows_from_cue_to_plain_to_code() -> None:
+    two = _hit(_ev("kafka", 0.75), _ev("lag", 0.75))  # evidence 1.5
+    fired = {shape: judge(two, shape, set(), acc=9.0, threshold=2.0, prompts_seen=1).fire for shape in NEEDS}
+    assert fired == {"cue": True, "plain": True, "code": False}
+    one = _hit(_ev("kafka", 0.9))
+    fired = {shape: judge(one, shape, set(), acc=9.0, threshold=2.0, prompts_seen=1).fire for shape in NEEDS}
+    assert fired == {"cue": True, "plain": False, "code": False}
+    assert "a memory cue" in judge(one, "plain", set(), 9.0, 2.0, 1).reason
+
+
+def test_a_topic_that_comes_back_needs_one_specific_keyword() -> None:
+    one = _hit(_ev("kafka", 0.9), _ev("lag", 0.9))
+    assert not judge(_hit(_ev("kafka", 0.9)), "plain", set(), 9.0, 2.0, prompts_seen=1).fire
+    assert judge(_hit(_ev("kafka", 0.9)), "plain", set(), 9.0, 2.0, prompts_seen=2).fire
+    assert judge(one, "plain", set(), 9.0, 2.0, 1).fire
+
+
+def test_a_title_covering_the_whole_prompt_needs_one_keyword_except_for_code_at_hand() -> None:
+    covered = _hit(_ev("条件分岐", 0.9, head=True), _ev("dockerfile"), coverage=1.0)
+    generic = {"dockerfile"}
+    assert judge(covered, "plain", generic, 9.0, 2.0, 1).fire
+    assert not judge(covered, "code", generic, 9.0, 2.0, 1).fire
+
+
+def test_exact_ids_and_distinctive_identifiers_fire_alone_but_everyday_files_do_not() -> None:
+    exact = _hit(_ev("bd-kpy", subkind="beads", df=30), exact=True, ref="bd-kpy")
+    assert judge(exact, "code", set(), acc=0.1, threshold=2.0, prompts_seen=1).reason == "names bd-kpy itself"
+    ticket = _hit(_ev("PAY-1234", subkind="ticket", df=2))
+    assert judge(ticket, "code", set(), 0.1, 2.0, 1).fire
+    package = _hit(_ev("package.json", subkind="dotted", df=1))
+    assert not judge(package, "plain", {"package.json"}, 9.0, 2.0, 1).fire
+
+
+def test_the_score_threshold_still_holds_and_a_cue_lowers_it() -> None:
+    two = _hit(_ev("kafka", 0.9), _ev("lag", 0.9))
+    assert "below threshold" in judge(two, "plain", set(), acc=1.8, threshold=2.0, prompts_seen=1).reason
+    assert judge(two, "cue", set(), acc=1.8, threshold=2.0, prompts_seen=1).fire
+
+
+def test_alias_groups_come_from_the_manifest_and_skip_sentences_and_markup() -> None:
+    files = {
+        "/v/k8s.md": {"keys": ["x"], "aliases": ["Kubernetes", "k8s", "クバネティス"]},
+        "/v/long.md": {"keys": ["y"], "aliases": ["A note", "this alias is a whole sentence that nobody would type as a name"]},
+        "/v/plain.md": {"keys": ["z"]},
+        "/v/odd.md": {"keys": ["w"], "aliases": ["a,b|c #tag", "abc"]},
+    }
+    lines = [line for line in alias_groups(files).splitlines() if not line.startswith("#")]
+    assert lines == ["Kubernetes, k8s, クバネティス", "a b c tag, abc"]
+    groups = load_synonyms([])
+    assert groups == {}
+
+
+def test_synonym_groups_chained_by_shared_words_do_not_merge_into_one(tmp_path: Path) -> None:
+    table = tmp_path / "synonyms.txt"
+    table.write_text("\n".join(f"Go, name{n}a, name{n}b" for n in range(20)) + "\n", encoding="utf-8")
+    groups = load_synonyms([table])
+    assert max(len(group) for group in groups.values()) <= 16
+    assert {"name0a", "name0b"} <= {w.casefold() for w in groups["name0a"]}
