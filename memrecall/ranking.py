@@ -2,9 +2,9 @@
 
 score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k) × (0.5 + coverage) × store_factor
 
-- rarity(k) = ln(1 + N/df) / ln(1 + N): 1.0 for a keyword found in one document, near 0
-  for one found everywhere; N is the store's document count, so thresholds do not depend
-  on the size of the vault.
+- rarity(k) = min(1, ln(1 + N/df) / ln(1 + min(N, 1000))): 1.0 for a keyword found in one
+  document, near 0 for one found everywhere; N is the store's document count, so thresholds
+  do not depend on the size of the vault, and big stores are not penalised.
 - credit: 1 for a direct match, 0.7 through a synonym, 0.5 when only a piece of a compound
   matched (`本番` of `本番環境`).
 - field_boost: ×1.6 when the keyword is in the title, tags, aliases or the issue id; ×2
@@ -61,11 +61,17 @@ def tf_factor(tf_norm: float) -> float:
     return 0.6 + 0.4 * min(max(tf_norm, 0.0), 2.2)
 
 
+# Stores larger than this are normalised as if they had this many documents: a word in 1 %
+# of the documents is as rare in a 5,000-issue tracker as in a 900-note vault (dividing by
+# ln(1 + N) would make every word of a big store look commoner than it is).
+RARITY_REFERENCE_DOCS = 1000
+
+
 def rarity(df: int, total: int) -> float:
     total = max(total, df, 1)
     if df <= 0:
         return 0.0
-    return math.log1p(total / df) / math.log1p(total)
+    return min(1.0, math.log1p(total / df) / math.log1p(min(total, RARITY_REFERENCE_DOCS)))
 
 
 def store_factor(store: str, date: datetime | None, status: str | None, now: datetime) -> float:
