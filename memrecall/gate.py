@@ -56,6 +56,16 @@ _ORDER_EN = re.compile(
 _ORDER_JA = re.compile(r"(?:して|してください|して下さい|してほしい|して欲しい|しといて|しておいて|書いて|作って|直して|"
                        r"教えて|調べて|考えて|まとめて|出して|付けて|つけて|消して|変えて|揃えて|そろえて|見て)[。.!！\s]*$")
 
+_FILE_STEM = re.compile(r"\.[a-z0-9]{1,8}$")
+# Ids that name one memory in any prompt. Code names (`next_cursor`, `GitHub`, `config.py`)
+# name it only when the prompt asks about the past or a topic: in a work order about the code
+# at hand they are what the new code will be called, and count as ordinary evidence.
+STRONG_IDS = frozenset({"ticket", "beads", "url"})
+# An English word in a memory's text is a weaker clue than an identifier or a Japanese noun
+# (`keep`, `public`, `changes` mean many things): its evidence counts this much (in a title,
+# tag or id it counts in full, × HEAD_WEIGHT).
+ENGLISH_WORD_WEIGHT = 0.6
+
 # Japanese suffixes that make a compound of everyday words no less everyday (エラー時, 変数名).
 _GENERIC_SUFFIXES = frozenset("時用名数値型化的性等後前中内外毎別側系式")
 
@@ -66,7 +76,7 @@ NEEDS = {
     "code": (2, 1.7),
 }
 # A prompt that asks for memory accepts a lower accumulated score (× this of the threshold).
-CUE_THRESHOLD_FACTOR = 0.75
+CUE_THRESHOLD_FACTOR = 0.5
 # A specific keyword in a memory's title/tags/id counts this much more as evidence.
 HEAD_WEIGHT = 1.25
 DISTINCTIVE_MAX_DF = 5
@@ -116,8 +126,13 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
     found = set()
     for keyword in keywords:
         key = keyword.key
+        stem = _FILE_STEM.sub("", key.rsplit("/", 1)[-1]) if keyword.subkind in ("dotted", "path") else ""
         if key in vocabulary or term_key(key) in vocabulary:
             found.add(key)
+        elif stem and (stem in vocabulary or term_key(stem) in vocabulary):
+            found.add(key)  # config.py, utils.go, src/index.ts: every project has one
+        elif keyword.subkind == "number":
+            found.add(key)  # 200, 401, 100: status codes, sizes, counts
         elif keyword.kind in ("compound", "noun", "part") and len(key) >= 2 and _made_of(key, vocabulary):
             found.add(key)
     return found
@@ -134,7 +149,10 @@ class Verdict:
 
 
 def evidence_strength(evidence: list[Evidence]) -> float:
-    return sum(e.credit * e.rarity * (HEAD_WEIGHT if e.head else 1.0) for e in evidence)
+    return sum(
+        e.credit * e.rarity * (HEAD_WEIGHT if e.head else ENGLISH_WORD_WEIGHT if e.subkind == "word" else 1.0)
+        for e in evidence
+    )
 
 
 def judge(
@@ -149,6 +167,8 @@ def judge(
     if hit.exact_id:
         return Verdict(True, f"names {hit.ref} itself", specific=names)
     for e in specific:
+        if shape == "code" and e.subkind not in STRONG_IDS and not (e.subkind == "path" and "/" in e.keyword):
+            continue
         if e.credit == 1.0 and e.subkind in DISTINCTIVE_SUBKINDS and e.df <= DISTINCTIVE_MAX_DF:
             where = "memory" if e.df == 1 else "memories"
             return Verdict(True, f"distinctive {e.keyword} (in {e.df} {where})", specific=names)

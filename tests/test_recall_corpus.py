@@ -80,13 +80,23 @@ def test_summaries_outside_the_window_never_surface(corpus_env: Path) -> None:
 
 
 def test_labelled_prompts_rank_right_and_unrelated_prompts_stay_quiet(corpus_env: Path) -> None:
-    report = _eval_module().evaluate(corpus_env, "sudachi")
+    report = _eval_module().evaluate(corpus_env, "sudachi", set_name="legacy")
     missed = [row["prompt"] for row in report["rows"] if not row["rank"] or row["rank"] > 3]
     assert report["hit@3"] >= 0.9, missed
     assert report["hit@1"] >= 0.8
     assert report["forbidden_in_top3"] == 0
-    assert report["false_fire_rate"] <= 0.05, report["false_fires"]
-    assert report["fired_right_rate"] >= 0.8
+    assert report["chitchat_false_fire"] <= 0.05, report["false_fires"]
+    assert report["injected_right"] >= 0.8
+
+
+def test_development_set_everyday_requests_stay_quiet_and_related_prompts_get_their_memory(corpus_env: Path) -> None:
+    """The development set (issue 12): generic coding requests written before any tuning.
+    The frozen test set is never asserted on here: a red test would invite tuning on it."""
+    report = _eval_module().evaluate(corpus_env, "sudachi", set_name="dev")
+    assert report["generic_false_fire"] <= 0.03, report["false_fires"]
+    assert report["chitchat_false_fire"] == 0, report["false_fires"]
+    assert report["hit@3"] >= 0.8
+    assert report["injected_right"] >= 0.75
 
 
 def test_japanese_prompt_finds_the_japanese_note_through_the_hook(corpus_env: Path) -> None:
