@@ -131,10 +131,18 @@ class SearchOutcome:
 
 # --- synonyms ---------------------------------------------------------------------------
 
-def load_synonyms(paths: Iterable[Path]) -> dict[str, set[str]]:
-    """Groups from the shipped table and the user's; every word maps to its whole group."""
+def load_synonyms(paths: Iterable[Path], wanted: Iterable[str] | None = None) -> dict[str, set[str]]:
+    """Groups from the shipped table and the user's; every word maps to its whole group.
+
+    `wanted` (case-folded keywords): only the lines that can matter for them are parsed — the
+    lines holding one of them, and the lines sharing a word with those (groups that share a
+    word merge). The hook needs a handful of groups out of hundreds, and parsing them all
+    costs it ~4 ms on every prompt."""
+    lines = list(list_file_lines(paths))
+    if wanted is not None:
+        lines = _lines_for(lines, {w for w in wanted if w})
     groups: dict[str, set[str]] = {}
-    for line in list_file_lines(paths):
+    for line in lines:
         words = [unicodedata.normalize("NFKC", w).strip() for w in re.split(r"[,|]", line)]
         words = [w for w in words if w]
         if len(words) < 2:
@@ -149,6 +157,15 @@ def load_synonyms(paths: Iterable[Path]) -> dict[str, set[str]]:
         for word in merged:
             groups[word.casefold()] = merged
     return groups
+
+
+def _lines_for(lines: list[str], wanted: set[str]) -> list[str]:
+    folded = [unicodedata.normalize("NFKC", line).casefold() for line in lines]
+    chosen = {i for i, line in enumerate(folded) if any(w in line for w in wanted)}
+    # One more hop: a line sharing a word with a chosen line merges with it.
+    words = {w.strip() for i in chosen for w in re.split(r"[,|]", folded[i]) if w.strip()}
+    chosen |= {i for i, line in enumerate(folded) if i not in chosen and any(w in line for w in words)}
+    return [lines[i] for i in sorted(chosen)]
 
 
 def _ascii_matcher(text: str) -> re.Pattern[str] | None:
@@ -560,7 +577,7 @@ def search(
             from .index import index_home
 
             paths.append(index_home(settings) / "aliases.txt")  # notes' titles and aliases
-        synonyms = load_synonyms(paths)
+        synonyms = load_synonyms(paths, {k.key for k in keywords})
     patterns = build_patterns(keywords, synonyms)
     scorer = _Scorer(keywords, settings.now)
     hits: list[Hit] | None = None
@@ -713,6 +730,7 @@ def _search_index(
         names = ", ".join(sorted(str(path) for _, path in reader.missing_roots))[:300]
         fall_back(f"store not indexed yet: {names}")
         return None
+    patterns = _distinct_index_patterns(patterns)
     terms = []
     for pattern in patterns:
         by = scorer.by_key.get(pattern.keyword)
@@ -786,6 +804,31 @@ def _search_index(
         outcome.refresh_started = maybe_start_refresh(settings, "indexed file changed or gone")
     outcome.mark("lines", mark)
     return hits
+
+
+def _distinct_index_patterns(patterns: list[Pattern]) -> list[Pattern]:
+    """Patterns the index would answer alike, dropped (each costs a query per store): forms of
+    one English stem (`deploy`, `deployed`, `deployment`), and a Japanese synonym holding a
+    shorter one of the same keyword (`起動時` when `起動` is searched: its bigram phrase
+    already matches every `起動時`). Direct patterns come first and are always kept."""
+    from .index import has_cjk
+    from .keywords import term_key
+
+    kept: list[Pattern] = []
+    seen: set[tuple[str, str]] = set()
+    cjk_by_keyword: dict[str, list[str]] = {}
+    for pattern in patterns:
+        form = term_key(pattern.text)
+        if (pattern.keyword, form) in seen:
+            continue
+        if pattern.synonym and has_cjk(pattern.text):
+            if any(shorter in form for shorter in cjk_by_keyword.get(pattern.keyword, ())):
+                continue
+        seen.add((pattern.keyword, form))
+        if has_cjk(pattern.text):
+            cjk_by_keyword.setdefault(pattern.keyword, []).append(form)
+        kept.append(pattern)
+    return kept
 
 
 def _scan_patterns(patterns: list[Pattern], index_terms: list[str]) -> list[Pattern]:
