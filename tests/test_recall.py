@@ -199,10 +199,19 @@ def test_unrelated_prompt_stays_quiet(stores: dict[str, Path]) -> None:
     assert result.context is None and result.stdout() == ""
 
 
-@pytest.mark.parametrize("prompt", ["OK", "ありがとう", "続けて", "/clear", "はい", "y"])
+@pytest.mark.parametrize(
+    "prompt",
+    ["OK", "ありがとう", "続けて", "/clear", "はい", "y", "OK、続けて", "はい、お願いします", "thanks, go ahead!",
+     "good morning!", "おはようございます", "了解です。次へ"],
+)
 def test_trivial_prompts_never_fire(stores: dict[str, Path], prompt: str) -> None:
     result = _recall(prompt)
     assert result.context is None and result.log["decision"] == "trivial"
+
+
+@pytest.mark.parametrize("prompt", ["OK、PAY-1234 の件どうなった？", "good morning, what happened with bd-a1b2?"])
+def test_an_acknowledgement_followed_by_a_request_is_not_trivial(stores: dict[str, Path], prompt: str) -> None:
+    assert _recall(prompt).log["decision"] == "inject"
 
 
 def test_one_keyword_in_a_work_order_does_not_fire_at_once_but_a_recurring_topic_does(stores: dict[str, Path]) -> None:
