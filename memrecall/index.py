@@ -325,6 +325,15 @@ class IndexReader:
         for qt in terms:
             query = self._term_query(qt)
             counts: dict[str, int] = {}
+            # Most synonyms of a glossary group occur nowhere: one lookup (a dictionary read
+            # for a plain term, one count for a phrase) spares a query per store.
+            if not qt.cjk and " " not in qt.term:
+                present = searcher.doc_freq("body", qt.term) > 0
+            else:
+                present = len(store_names) < 2 or searcher.search(query, limit=1, count=True).count > 0
+            if not present:
+                df.append(counts)
+                continue
             for name in store_names:
                 in_store = tv.Query.boolean_query([
                     (occur.Must, query), (occur.Must, tv.Query.term_query(self.schema, "store", name)),
