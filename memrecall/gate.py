@@ -79,7 +79,6 @@ NEEDS = {
 CUE_THRESHOLD_FACTOR = 0.5
 # A specific keyword in a memory's title/tags/id counts this much more as evidence.
 HEAD_WEIGHT = 1.25
-DISTINCTIVE_MAX_DF = 5
 
 
 def prompt_shape(prompt: str) -> str:
@@ -160,7 +159,7 @@ def judge(
 ) -> Verdict:
     """The verdict on one memory for this prompt. `acc` is its session-accumulated score,
     `prompts_seen` how many of the session's prompts it matched (this one included)."""
-    from .ranking import DISTINCTIVE_SUBKINDS
+    from .ranking import DISTINCTIVE_MAX_DF, DISTINCTIVE_SUBKINDS
 
     specific = [e for e in hit.evidence if e.keyword.casefold() not in generic]
     names = [e.keyword for e in specific]

@@ -580,12 +580,9 @@ def _apply_markdown(
         writer.delete_documents_by_term("key", key)
     doc = markdown_doc(root, path, st)
     keys = []
-    entry_aliases: list[str] = []
     if doc is not None:
         adder.add(doc)
         keys.append(doc.key)
-        if doc.aliases:
-            entry_aliases = [doc.title, *doc.aliases]
         if old:
             report.updated += 1
         else:
@@ -594,7 +591,7 @@ def _apply_markdown(
         report.removed += 1
     entry: dict[str, Any] = {"mtime": st.st_mtime_ns, "size": st.st_size, "keys": keys}
     if doc is not None and doc.aliases:
-        entry["aliases"] = entry_aliases
+        entry["aliases"] = [doc.title, *doc.aliases]
     return entry
 
 

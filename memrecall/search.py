@@ -426,13 +426,18 @@ def _repeats_header(doc: Document, number: int) -> bool:
     return number == 1 if doc.store == "beads" else number <= doc.body_start
 
 
-def _line_rank(number: int, text: str, keys: set[str], doc: Document, code: set[int]) -> tuple[int, ...]:
-    """Sort key, best first: a body line over frontmatter and headings, then the most
-    keywords, a stated outcome, prose over code, then the earliest."""
+def _line_rank(number: int, text: str, keys: set[str], code: set[int]) -> tuple[int, ...]:
+    """Sort key, best first, among lines that do not repeat the header: text before
+    headings, then the most keywords, a stated outcome, prose over code, then the earliest."""
     stripped = text.strip()
-    poor = number <= doc.body_start or stripped.startswith("#") or (doc.store == "beads" and number == 1)
+    heading = stripped.startswith("#")
     is_code = number in code or stripped.startswith("    ") or len(_CODE_CHARS.findall(stripped)) * 8 > len(stripped)
-    return (poor, -len(keys), not _TELLING.search(stripped), is_code, len(stripped) < 12, number)
+    return (heading, -len(keys), not _TELLING.search(stripped), is_code, len(stripped) < 12, number)
+
+
+def _quoted_form(text: str) -> str:
+    """A line as a reader compares it: case, spacing and list or heading markers ignored."""
+    return " ".join(text.casefold().split()).lstrip("-*+># ")
 
 
 def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[str]]]:
@@ -443,14 +448,11 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
     usable = []
     for number, keys in cand.line_keys.items():
         text = doc.lines.get(number, "")
-        normal = " ".join(text.casefold().split()).lstrip("-*+># ")
-        if _repeats_header(doc, number) or _MARKUP_ONLY.match(text) or normal in seen:
-            continue
-        usable.append((number, text, keys))
-    usable.sort(key=lambda item: _line_rank(item[0], item[1], item[2], doc, code))
+        if not (_repeats_header(doc, number) or _MARKUP_ONLY.match(text)):
+            usable.append((number, text, keys, _quoted_form(text)))
+    usable.sort(key=lambda item: _line_rank(item[0], item[1], item[2], code))
     chosen: list[tuple[int, str, set[str]]] = []
-    for number, text, keys in usable:
-        normal = " ".join(text.casefold().split()).lstrip("-*+># ")
+    for number, text, keys, normal in usable:
         if normal in seen:
             continue
         seen.add(normal)
@@ -536,8 +538,13 @@ def _originals_first(hits: list[Hit]) -> list[Hit]:
                 hits[i].score = copy.score * 1.01
                 lifted = True
     if lifted:
-        hits.sort(key=lambda h: (h.exact_id, h.score), reverse=True)
+        hits.sort(key=_rank_order, reverse=True)
     return hits
+
+
+def _rank_order(hit: Hit) -> tuple[bool, float]:
+    """An issue the prompt names by its id comes first, whatever mentions it more often."""
+    return hit.exact_id, hit.score
 
 
 def _newer_first(hits: list[Hit]) -> list[Hit]:
@@ -588,8 +595,7 @@ def search(
     if hits is None:
         stores = open_stores(settings, only) if stores is None else stores
         hits = _search_rg(patterns, scorer, stores, outcome, deadline)
-    # An issue the prompt names by its id comes first, whatever mentions it more often.
-    hits.sort(key=lambda h: (h.exact_id, h.score), reverse=True)
+    hits.sort(key=_rank_order, reverse=True)
     # One memory, one hit: an export that lists an issue twice (its old and new state).
     seen: set[str] = set()
     hits = [h for h in hits if not (h.key in seen or seen.add(h.key))]
