@@ -136,8 +136,8 @@ def load_synonyms(paths: Iterable[Path], wanted: Iterable[str] | None = None) ->
 
     `wanted` (case-folded keywords): only the lines that can matter for them are parsed — the
     lines holding one of them, and the lines sharing a word with those (groups that share a
-    word merge). The hook needs a handful of groups out of hundreds, and parsing them all
-    costs it ~4 ms on every prompt."""
+    word merge). The hook needs a handful of groups out of hundreds, and would otherwise
+    parse them all on every prompt."""
     lines = list(list_file_lines(paths))
     if wanted is not None:
         lines = _lines_for(lines, {w for w in wanted if w})
