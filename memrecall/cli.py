@@ -69,10 +69,21 @@ def recall() -> None:
     raise typer.Exit(recall_main())
 
 
+_registered = False
+
+
 def _register_commands() -> None:
+    """Add the command modules to `app` once per process.
+
+    Typer appends on every registration, so a second call would double every command
+    (tests call `run_app` in-process hundreds of times)."""
+    global _registered
+    if _registered:
+        return
     from .commands import register_all
 
     register_all(app)
+    _registered = True
 
 
 def run_app(args: list[str]) -> int:
