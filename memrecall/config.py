@@ -229,6 +229,13 @@ def _min_budget() -> int | None:
 _TOP_KEYS = {"index", "obsidian", "beads", "summaries", "claude_projects", "tokenizer", "retention_days"}
 
 
+def claude_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Claude Code's own tree: `~/.claude`, or `$CLAUDE_CONFIG_DIR`, which moves all of it
+    (settings.json and the transcripts under projects/)."""
+    configured = (os.environ if env is None else env).get("CLAUDE_CONFIG_DIR", "").strip()
+    return Path(configured).expanduser() if configured else Path.home() / ".claude"
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
@@ -324,7 +331,7 @@ def load_settings(
         beads=paths("beads", "MEMRECALL_BEADS"),
         summaries=one_path("summaries", "MEMRECALL_SUMMARIES", home / "summaries"),
         claude_projects=one_path(
-            "claude_projects", "MEMRECALL_CLAUDE_PROJECTS", Path.home() / ".claude" / "projects"
+            "claude_projects", "MEMRECALL_CLAUDE_PROJECTS", claude_config_dir(env) / "projects"
         ),
         tokenizer=tokenizer,
         now=now,

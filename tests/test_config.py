@@ -298,3 +298,35 @@ def test_budget_that_holds_one_memory_is_kept(isolated_home: Path) -> None:
               line=3, snippet="", lines=[(3, "PAY-1234 の決済タイムアウトを 5 秒にした。")])
     context = render_context([hit], least, template("context.md"))
     assert context is not None and "PAY-1234" in context
+
+
+def test_claude_config_dir_moves_the_transcripts(isolated_home: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "claude-elsewhere"
+    settings = load_settings(environ=env_for(isolated_home, CLAUDE_CONFIG_DIR=str(moved)))
+    assert settings.claude_projects == moved / "projects"
+    # memrecall's own override still wins over Claude Code's.
+    explicit = tmp_path / "explicit"
+    both = env_for(isolated_home, CLAUDE_CONFIG_DIR=str(moved), MEMRECALL_CLAUDE_PROJECTS=str(explicit))
+    assert load_settings(environ=both).claude_projects == explicit
+
+
+def test_summarize_and_doctor_find_transcripts_under_claude_config_dir(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from datetime import timedelta
+
+    from memrecall.cli import run_app
+    from test_summarize import PROJECT, TURNS, records, sid, write
+
+    moved = tmp_path / "claude-elsewhere"
+    write(moved / "projects" / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TURNS))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))
+    monkeypatch.setenv("MEMRECALL_NOW", (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat())
+    assert run_app(["summarize", "--dry-run", "--backend", "extractive"]) == 0
+    out = capsys.readouterr()
+    assert sid(1)[:8] in out.out + out.err
+    assert run_app(["summarize", "--backend", "extractive"]) == 0
+    capsys.readouterr()
+    run_app(["doctor"])
+    doctor = " ".join(capsys.readouterr().out.split())
+    assert "1 summarized" in doctor
