@@ -272,6 +272,17 @@ def load_settings(
         index.enabled, index.background = True, False
     elif index_env:
         warnings.append(f"MEMRECALL_INDEX={index_env!r} is not on, off or manual; ignored")
+    deadline_env = env.get("MEMRECALL_DEADLINE_MS", "").strip()
+    if deadline_env:
+        # For a slow machine (and the test suite on one): one variable, no config file edit.
+        lo, hi = _BOUNDS[("recall", "deadline_ms")]
+        if deadline_env.isdigit() and lo <= int(deadline_env) <= hi:
+            recall.deadline_ms = int(deadline_env)
+        else:
+            warnings.append(
+                f"MEMRECALL_DEADLINE_MS={deadline_env!r} is not a whole number of ms in "
+                f"{lo:.0f}..{hi:.0f}; using {recall.deadline_ms}"
+            )
     if recall.budget_chars < RecallSettings.budget_chars:  # the template is read only then
         least = _min_budget()
         if least is not None and recall.budget_chars < least:

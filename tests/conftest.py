@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
+ROOMY_DEADLINE_MS = "8000"  # the configuration's ceiling
 CORPUS = Path(os.environ.get("MEMRECALL_TEST_CORPUS", REPO.parent / "shared" / "corpus"))
 
 
@@ -22,6 +23,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # The index is used when a test builds one, but no hook may start a detached background
     # build into a tmp folder that is gone a moment later; tests/test_index.py opts back in.
     monkeypatch.setenv("MEMRECALL_INDEX", "manual")
+    # Tests are not about time unless they say so: a busy 2-core machine must not turn an
+    # answer into "deadline". The few that test the deadline set their own (env beats file).
+    monkeypatch.setenv("MEMRECALL_DEADLINE_MS", ROOMY_DEADLINE_MS)
     return home
 
 

@@ -330,3 +330,13 @@ def test_summarize_and_doctor_find_transcripts_under_claude_config_dir(
     run_app(["doctor"])
     doctor = " ".join(capsys.readouterr().out.split())
     assert "1 summarized" in doctor
+
+
+def test_deadline_from_the_environment_beats_the_file(isolated_home: Path) -> None:
+    write_config(isolated_home, "[recall]\ndeadline_ms = 300\n")
+    assert load_settings(environ=env_for(isolated_home)).recall.deadline_ms == 300
+    assert load_settings(environ=env_for(isolated_home, MEMRECALL_DEADLINE_MS="5000")).recall.deadline_ms == 5000
+    for bad in ("fast", "-5", "99999", "1.5"):
+        settings = load_settings(environ=env_for(isolated_home, MEMRECALL_DEADLINE_MS=bad))
+        assert settings.recall.deadline_ms == 300
+        assert any("MEMRECALL_DEADLINE_MS" in w for w in settings.warnings), bad

@@ -481,7 +481,8 @@ def c_budget_leaves_memories_out(ctx: Ctx) -> Case:
 
 def c_hung_tokenizer(ctx: Ctx) -> Case:
     # An external analyser that never answers: bounded by the recall deadline.
-    return Case(_normal(), env={"MEMRECALL_TOKENIZER": "command:sleep 60"}, decisions={"error", "deadline"},
+    return Case(_normal(), env={"MEMRECALL_TOKENIZER": "command:sleep 60", "MEMRECALL_DEADLINE_MS": "1000"},
+                decisions={"error", "deadline"},
                 max_seconds=6)
 
 
@@ -553,6 +554,7 @@ def test_matrix_is_complete() -> None:
 def test_watchdog_kills_a_hung_run_with_exit_0(ctx: Ctx) -> None:
     """Past 2 × deadline + 0.5 s the watchdog leaves (exit 0, nothing printed, logged)."""
     (ctx.home / "config.toml").write_text("[recall]\ndeadline_ms = 200\n", encoding="utf-8")
+    ctx.env["MEMRECALL_DEADLINE_MS"] = ""  # the file's 200 ms, not the suite's roomy default
     script = ("import time, memrecall.search as s\n"
               "def slow(*a, **k):\n    time.sleep(30)\n"
               "s.search = slow\nfrom memrecall.hook import run_hook\nraise SystemExit(run_hook())\n")
@@ -629,6 +631,7 @@ def test_endless_stdin_is_cut_off_quietly(ctx: Ctx) -> None:
     import threading
 
     (ctx.home / "config.toml").write_text("[recall]\ndeadline_ms = 300\n", encoding="utf-8")
+    ctx.env["MEMRECALL_DEADLINE_MS"] = ""  # the file's 300 ms, not the suite's roomy default
     proc = subprocess.Popen([sys.executable, "-m", "memrecall", "recall"], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**os.environ, **ctx.env})
     assert proc.stdin is not None

@@ -96,7 +96,7 @@ def test_secret_in_prompt_is_never_a_keyword(tmp_path: Path, isolated_home: Path
 ])
 def test_secret_classes_in_a_prompt_are_never_keywords(tmp_path: Path, isolated_home: Path, prompt: str) -> None:
     """Not in the recall log, not in the session state (the hook's whole on-disk trace)."""
-    (isolated_home / "config.toml").write_text("[recall]\ndeadline_ms = 20000\n", encoding="utf-8")
+    (isolated_home / "config.toml").write_text("[recall]\ndeadline_ms = 8000\n", encoding="utf-8")
     vault = tmp_path / "vault"
     vault.mkdir()
     (vault / "pay.md").write_text("# 決済\nPAY-1234 のタイムアウトは 10 秒。\n", encoding="utf-8")

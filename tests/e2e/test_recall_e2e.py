@@ -283,7 +283,8 @@ def test_hook_keeps_its_deadline_when_the_tokenizer_hangs(claude: Path, ws: Work
     """A hung `command:` tokenizer: the prompt goes through, and the hook keeps the recall
     deadline (`[recall] deadline_ms`, 1000 ms by default) rather than the tokenizer's own 2 s."""
     ws.stores["MEMRECALL_TOKENIZER"] = "command:sleep 30"
-    (ws.memrecall_home / "config.toml").unlink()  # the shipped default deadline
+    (ws.memrecall_home / "config.toml").unlink()  # the shipped default deadline …
+    ws.stores["MEMRECALL_DEADLINE_MS"] = ""  # … not the suite's roomy one
     started = time.monotonic()
     proc = run_headless(claude, ws, fake.url, PAY_PROMPT, timeout=60)
     elapsed = time.monotonic() - started
