@@ -13,6 +13,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from .times import parse_instant
+
 TOKENIZER_CHOICES = ("auto", "sudachi", "mecab", "regex")
 
 
@@ -124,16 +126,6 @@ def _path_list(value: Any) -> list[Path]:
     else:
         raise TypeError("expected a path or a list of paths")
     return [_expand(p.strip()) for p in parts]
-
-
-def parse_now(value: str) -> datetime:
-    text = value.strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    moment = datetime.fromisoformat(text)
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment
 
 
 def _read_config_file(path: Path, warnings: list[str]) -> dict[str, Any]:
@@ -322,7 +314,7 @@ def load_settings(
     now = datetime.now(timezone.utc)
     if now_text:
         try:
-            now = parse_now(str(now_text))
+            now = parse_instant(str(now_text))
         except ValueError:
             warnings.append(f"MEMRECALL_NOW={now_text!r} is not an ISO-8601 time; using the clock")
 

@@ -17,60 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from . import frontmatter_lite
-from .config import Settings, parse_now
-from .errors import MemrecallError, UsageError
+from .config import Settings
+from .errors import MemrecallError
 from .recall_log import LOG_PREFIX, log_files
 from .stores.base import date_from_name, parse_date, read_head
 
 ARCHIVE_DIR = ".archive"
 # `YYYY-MM-DD-<sid8>.md`, optionally `.N` when two runs summarised one session.
 SUMMARY_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-([0-9A-Za-z]+)(?:\.\d+)?\.md$")
-_AGE = re.compile(r"^\s*(\d+)\s*([dwmy]?)\s*$", re.IGNORECASE)
-
-
-# --- ages and cut-offs ------------------------------------------------------------------
-
-def _minus_months(moment: datetime, months: int) -> datetime:
-    index = moment.year * 12 + moment.month - 1 - months
-    year, month = divmod(index, 12)
-    month += 1
-    # Clamp the day: three months before 31 May is 28/29 February.
-    for day in (moment.day, 30, 29, 28):
-        try:
-            return moment.replace(year=year, month=month, day=day)
-        except ValueError:
-            continue
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def parse_age(spec: str, now: datetime, option: str = "--older-than") -> datetime:
-    """`90d`, `12w`, `3m` (calendar months), `1y` or a bare number of days → the cut-off instant."""
-    match = _AGE.match(spec or "")
-    if not match or int(match[1]) < 1:
-        raise UsageError(f"invalid {option} {spec!r}: use a positive number with d, w, m or y (e.g. 90d, 12w, 3m)")
-    amount, unit = int(match[1]), (match[2] or "d").lower()
-    try:
-        if unit == "d":
-            return now - timedelta(days=amount)
-        if unit == "w":
-            return now - timedelta(weeks=amount)
-        if unit == "m":
-            return _minus_months(now, amount)
-        return _minus_months(now, 12 * amount)
-    except (OverflowError, ValueError):  # `99999999999y`: before year 1, a usage error
-        raise UsageError(f"invalid {option} {spec!r}: too far back") from None
-
-
-def parse_since(spec: str, now: datetime, option: str = "--since") -> datetime:
-    """An age (`7d`, `2w`, `3m`) or an ISO date/time (`2026-11-01`, `2026-11-01T09:00+09:00`)."""
-    if _AGE.match(spec or ""):
-        return parse_age(spec, now, option)
-    try:
-        return parse_now(spec)
-    except ValueError:
-        raise UsageError(
-            f"invalid {option} {spec!r}: use an age such as 7d, 2w, 3m or a date such as 2026-11-01"
-        ) from None
 
 
 # --- what is a memrecall summary --------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from .atomic import append_line
+from .times import parse_instant
 
 LOG_PREFIX = "recall-"
 
@@ -59,7 +60,7 @@ def read_entries(logs_dir: Path, since: datetime | None = None) -> Iterator[dict
                     continue
                 if since is not None:
                     try:
-                        if datetime.fromisoformat(str(entry.get("ts"))) < since:
+                        if parse_instant(str(entry.get("ts"))) < since:
                             continue
                     except ValueError:
                         continue

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .errors import MemrecallError
+from .times import instant_or_none
 from .redact import has_optout, has_private, strip_private
 
 __all__ = [
@@ -222,16 +223,7 @@ class Session:
 
 
 def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    text = value.strip()
-    if text.endswith("Z"):
-        text = text[:-1] + "+00:00"
-    try:
-        moment = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return instant_or_none(value) if isinstance(value, str) else None
 
 
 # Characters a key, token or password is made of: a cut inside such a run drops the run.

@@ -14,7 +14,7 @@ import pytest
 
 from memrecall.__main__ import main
 from memrecall.config import load_settings
-from memrecall.prune import parse_age
+from memrecall.times import parse_age
 
 NOW = "2026-12-02T09:00:00+09:00"
 
@@ -186,7 +186,7 @@ def test_bad_older_than_is_a_usage_error(env: Path, spec: str, capsys: pytest.Ca
     code, out, err = run(capsys, "prune", "--older-than", spec)
     assert (code, out) == (2, "")
     assert err == (
-        f"Error: invalid --older-than {spec!r}: use a positive number with d, w, m or y (e.g. 90d, 12w, 3m)\n"
+        f"Error: invalid --older-than {spec!r}: use a positive age such as 12h, 7d, 2w, 3m or 1y\n"
     )
 
 

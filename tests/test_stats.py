@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memrecall.__main__ import main
-from memrecall.config import parse_now
+from memrecall.times import parse_instant as parse_now
 from memrecall.recall_log import append
 from memrecall.stats import percentile
 
@@ -117,4 +117,5 @@ def test_stats_with_no_log_and_no_run(isolated_home: Path, capsys: pytest.Captur
 def test_bad_since_is_a_usage_error(isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "stats", "--since", "last tuesday")
     assert (code, out) == (2, "")
-    assert err == "Error: invalid --since 'last tuesday': use an age such as 7d, 2w, 3m or a date such as 2026-11-01\n"
+    assert err == ("Error: invalid --since 'last tuesday': use an age such as 12h, 7d, 2w, 3m or 1y, "
+                   "a date such as 2026-11-01 (local midnight) or an ISO time\n")

@@ -12,7 +12,8 @@ import pytest
 
 from memrecall.__main__ import main
 from memrecall.recall_log import append
-from memrecall.config import load_settings, parse_now
+from memrecall.config import load_settings
+from memrecall.times import parse_instant as parse_now
 
 REPO = Path(__file__).resolve().parent.parent
 NOW = "2026-12-02T09:00:00+09:00"

@@ -183,7 +183,7 @@ def test_search_table_and_json_are_terminal_safe(lang: str, tmp_path: Path, stor
 
 def test_stats_table_and_json_are_terminal_safe(tmp_path: Path, isolated_home: Path,
                                                stored_table) -> None:  # type: ignore[no-untyped-def]
-    from memrecall.config import parse_now
+    from memrecall.times import parse_instant as parse_now
 
     now = parse_now(NOW)
     evil = f"請求書\u202etxt.exe {ESC}]8;;https://evil.example/\x07x{ESC}]8;;\x07 [link=https://evil.example]y[/link] \x9b2J"

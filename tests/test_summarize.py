@@ -336,7 +336,7 @@ def test_cli_exit_codes_and_messages(env: dict[str, Path], isolated_home: Path, 
     assert run_app(["summarize", "--backend", "nope"]) == 2
     assert capsys.readouterr().err.strip().endswith("choose from claude, command, extractive")
     assert run_app(["summarize", "--since", "yesterday-ish"]) == 2
-    assert "Error: --since 'yesterday-ish' is not a date" in capsys.readouterr().err
+    assert "Error: invalid --since 'yesterday-ish': use an age" in capsys.readouterr().err
 
     assert run_app(["summarize", "--dry-run", "--backend", "extractive"]) == 0
     out = capsys.readouterr()

@@ -30,7 +30,8 @@ def prune_command(
     Example: memrecall prune --older-than 3m --dry-run
     """
     from ..config import load_settings
-    from ..prune import apply_prune, parse_age, plan_prune
+    from ..prune import apply_prune, plan_prune
+    from ..times import parse_age
     from ._io import err, print_json, show_settings_warnings, utf8_stdio
 
     utf8_stdio()

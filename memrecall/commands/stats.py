@@ -32,7 +32,7 @@ def stats_command(
     Example: memrecall stats --since 7d
     """
     from ..config import load_settings
-    from ..prune import parse_since
+    from ..times import parse_since
     from ..stats import compute
     from ._io import show_settings_warnings, utf8_stdio
 

@@ -43,7 +43,7 @@ def suggest_command(
     Example: memrecall stopwords suggest --since 30d
     """
     from ..config import load_settings
-    from ..prune import parse_since
+    from ..times import parse_since
     from ..stopwords import suggest
     from ._io import err, print_json, show_settings_warnings, utf8_stdio
 

@@ -44,7 +44,8 @@ def summarize_command(
     from ..config import load_settings
     from ..errors import UsageError
     from ..summarize.backends import backend_names
-    from ..summarize.pipeline import SummarizeOptions, parse_since, run_summarize
+    from ..summarize.pipeline import SummarizeOptions, run_summarize
+    from ..times import parse_since
 
     settings = load_settings()
     for warning in settings.warnings:

@@ -8,6 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Protocol
 
+from ..times import instant_or_none
+
 if TYPE_CHECKING:
     from ..grep import GrepJob
 
@@ -67,30 +69,18 @@ _DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
 
 def parse_date(value: object) -> datetime | None:
-    """Frontmatter dates come as strings, dates or datetimes, with or without offsets."""
-    if value is None:
+    """Frontmatter dates come as strings, dates or datetimes, with or without offsets; a
+    text that is no ISO time may still hold a `YYYY-MM-DD` (`2026-11-02 (Mon)`)."""
+    moment = instant_or_none(value)
+    if moment is not None or value is None:
+        return moment
+    match = _DATE_IN_NAME.search(str(value))
+    if not match:
         return None
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        text = str(value).strip().strip("'\"")
-        if not text:
-            return None
-        if text.endswith("Z"):
-            text = text[:-1] + "+00:00"
-        try:
-            moment = datetime.fromisoformat(text.replace(" ", "T", 1) if " " in text[:11] else text)
-        except ValueError:
-            match = _DATE_IN_NAME.search(text)
-            if not match:
-                return None
-            try:
-                moment = datetime(int(match[1]), int(match[2]), int(match[3]))
-            except ValueError:
-                return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment
+    try:
+        return datetime(int(match[1]), int(match[2]), int(match[3]), tzinfo=timezone.utc)
+    except ValueError:
+        return None
 
 
 def date_from_name(name: str) -> datetime | None:

@@ -474,29 +474,8 @@ def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Foun
     return ""
 
 
-def parse_since(value: str, now: datetime) -> datetime:
-    """`2026-11-01`, an ISO time, or `7d` / `12h`; a bad value is a one-line usage error."""
-    from ..config import parse_now
-    from ..errors import UsageError
-
-    text = value.strip()
-    if len(text) >= 2 and text[:-1].isdigit() and text[-1] in "dh":
-        amount = int(text[:-1])
-        try:
-            return now - (timedelta(days=amount) if text[-1] == "d" else timedelta(hours=amount))
-        except OverflowError:  # `99999999999d` reaches before year 1
-            raise UsageError(f"--since {value!r} is too far back") from None
-    try:
-        if len(text) == 10:
-            # A bare date means local midnight: that is what a person means by "since Monday".
-            return datetime.fromisoformat(text).astimezone()
-        return parse_now(text)
-    except ValueError:
-        raise UsageError(f"--since {value!r} is not a date (YYYY-MM-DD), an ISO time or Nd/Nh") from None
-
-
 __all__ = [
-    "SummarizeOptions", "SessionRow", "RunReport", "Ledger", "run_summarize", "parse_since",
+    "SummarizeOptions", "SessionRow", "RunReport", "Ledger", "run_summarize",
     "recalled_refs", "estimate_sent", "run_record_path", "ledger_path", "SummarizeBusy",
     "SessionsFailed",
 ]
