@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     from .keywords import Keyword
     from .search import Evidence, Hit
+    from .session import SessionState
 
 # Japanese cues are matched anywhere (no word edges); English ones as whole phrases.
 _CUE_JA = re.compile(
@@ -206,3 +207,66 @@ def judge(
         True, f"{len(specific)} specific keyword(s) ({listed}), evidence {strength:.2f}{came_back}",
         strength, names,
     )
+
+
+@dataclass
+class GateResult:
+    chosen: list[Hit]  # to inject, best first (the context budget may still leave some out)
+    top: list[dict[str, object]]  # the best candidates with their verdicts, for the log
+    skipped: int  # candidates already injected in this session
+    best_was_injected: bool
+
+
+def advance(
+    state: SessionState, hits: list[Hit], threshold: float, decay: float, max_hits: int,
+    shape: str = "plain", generic: set[str] | None = None,
+) -> GateResult:
+    """One prompt of the session: every memory's accumulated score decays by one turn, this
+    prompt's hits add theirs, and each hit gets its verdict (`judge`)."""
+    generic = generic or set()
+    state.turn += 1
+    turn = state.turn
+    injected = state.injected_keys()
+    scores: dict[str, dict[str, object]] = {}
+    for key, entry in state.scores.items():
+        if isinstance(entry, dict) and isinstance(entry.get("acc"), (int, float)):
+            entry["acc"] = float(entry["acc"]) * decay
+            if entry["acc"] >= 0.05:
+                scores[key] = entry
+    eligible = []
+    skipped = 0
+    verdicts: dict[str, str] = {}
+    for hit in hits:
+        if hit.key in injected:
+            skipped += 1
+            verdicts[hit.key] = "already injected in this session"
+            continue
+        entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
+        acc = float(entry["acc"]) + hit.score  # type: ignore[arg-type]
+        turns = sorted(set(entry.get("turns", [])[-5:]) | {turn})  # type: ignore[index]
+        entry.update(acc=acc, turns=turns, keywords=sorted(
+            set(entry.get("keywords", [])) | set(hit.topics or hit.matched))[:20])  # type: ignore[arg-type]
+        verdict = judge(hit, shape, generic, acc, threshold, len(turns))
+        hit.acc = max(acc, threshold) if verdict.fire and hit.distinctive else acc
+        hit.why = f"{hit.key}: {verdict.reason}"
+        verdicts[hit.key] = verdict.reason
+        if verdict.fire:
+            eligible.append(hit)
+    from .session import STATE_KEEP
+
+    kept = sorted(scores.items(), key=lambda kv: -float(kv[1]["acc"]))[:STATE_KEEP]  # type: ignore[arg-type]
+    state.scores = dict(kept)
+    top: list[dict[str, object]] = [
+        {
+            "key": h.key, "score": round(h.score, 3), "acc": round(h.acc, 3), "matched": h.matched,
+            "verdict": verdicts.get(h.key, ""),
+        }
+        for h in hits[:5]
+    ]
+    # A memory named by its id leads; then the strongest accumulated score.
+    eligible.sort(key=lambda h: (h.exact_id, h.acc), reverse=True)
+    if eligible:
+        best = eligible[0].acc
+        # Tag-alongs far below the best hit are noise, not memory.
+        eligible = [h for h in eligible if h.exact_id or h.acc >= 0.5 * best][:max_hits]
+    return GateResult(eligible, top, skipped, bool(hits) and hits[0].key in injected)

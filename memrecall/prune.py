@@ -222,7 +222,7 @@ def apply_prune(plan: PrunePlan, settings: Settings) -> PruneResult:
                         item.target = target
                         result.archived += 1
                     elif item.kind == "session-state":
-                        from .recall import remove_idle_state
+                        from .session import remove_idle_state
 
                         outcome = remove_idle_state(item.path, plan.cutoff.timestamp())
                         if outcome == "gone":

@@ -1,38 +1,28 @@
 """The recall core: hook input + settings → context to inject (or nothing) + a log entry.
 
-Pure apart from the stores it searches and the per-session state file; `hook.py` does
-stdin/stdout and the fail-open guard. The gate, in words (README "When recall fires"):
-
-1. Trivial prompts (acknowledgements, slash commands, very short text) never fire.
-2. Each candidate's score accumulates over the session's prompts and halves every turn
-   (`recall.decay`); a candidate fires when its accumulated score reaches
-   `recall.threshold` AND the evidence is more than one common word: a distinctive
-   identifier (ticket id, beads id, path, code name found in ≤5 documents), or at least two
-   distinct keywords, or matches in at least two prompts.
-3. A memory injected once is never injected again in the same session.
+The steps, each in its own module: keywords (tokenize.py), candidates and their evidence
+(search.py), the session's state (session.py), the decision (gate.py: `advance` and
+`judge`, README "When recall fires"), and here what is left: trivial prompts, the privacy
+switches, rendering the context within its budget, and a log entry that explains it all.
+`hook.py` does stdin/stdout and the fail-open guard.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from .atomic import locked, read_json, write_json_atomic
 from .config import Settings
 from .keywords import Keyword
 from .search import Hit
 
 WRAPPER_OPEN = "<memrecall-context>"
 WRAPPER_CLOSE = "</memrecall-context>"
-STATE_KEEP = 60
-STATE_MAX_AGE_SECONDS = 7 * 86400
 # Keywords come from the head and the tail of a long prompt (a pasted log with the question
 # before or after it). The identifier pass costs ~0.3 s per MB and SudachiPy refuses input
 # over 49 KB, so a 10 MB paste must never be analysed whole on the hook's clock.
@@ -161,89 +151,6 @@ def select_keywords(keywords: list[Keyword], limit: int) -> tuple[list[Keyword],
     keep = set(ranked[:limit])
     dropped += [{"text": usable[i].text, "why": "over keyword limit"} for i in ranked[limit:]]
     return [usable[i] for i in sorted(keep)], dropped
-
-
-# --- per-session state -----------------------------------------------------------------
-
-def _state_file(settings: Settings, session_id: str) -> Path:
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "", session_id)[:80]
-    if not safe or safe != session_id:
-        import hashlib  # Claude Code's ids are UUIDs, already safe: hashing is the rare case
-
-        safe = (safe[:40] + "-" if safe else "") + hashlib.sha256(session_id.encode()).hexdigest()[:16]
-    return settings.state_dir / "sessions" / f"{safe}.json"
-
-
-def remove_idle_state(path: Path, cutoff: float) -> str:
-    """Delete a session's state if nothing has written it since `cutoff` (epoch seconds).
-
-    Decided under the session's own lock, at the moment of deleting: a state found stale a
-    moment ago (prune's plan, a directory scan) may have been written since by a session
-    that came back, and deleting it would make memrecall inject again what that session
-    already has. Returns `removed`, `gone` (nothing there), `in-use` (its lock is held) or
-    `touched` (written since the cut-off); only `removed` deleted anything.
-    """
-    from .atomic import LockTimeout
-
-    try:
-        with locked(path, timeout=0):
-            try:
-                if path.stat().st_mtime >= cutoff:
-                    return "touched"
-                path.unlink()
-            except FileNotFoundError:
-                return "gone"
-            # The sidecar goes while held: a hook queued on it finds no state and starts afresh.
-            try:
-                os.unlink(str(path) + ".lock")
-            except OSError:
-                pass
-            return "removed"
-    except LockTimeout:
-        return "in-use"
-
-
-def _clean_old_states(folder: Path) -> None:
-    cutoff = time.time() - STATE_MAX_AGE_SECONDS
-    try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return
-    old: set[str] = set()
-    for entry in entries:
-        try:
-            if entry.name.endswith(".json") and entry.stat().st_mtime < cutoff:
-                if remove_idle_state(Path(entry.path), cutoff) == "removed":
-                    old.add(entry.name)
-        except OSError:
-            continue
-    names = {entry.name for entry in entries}
-    for entry in entries:
-        # A lock sidecar's mtime never changes (flock does not touch it), so its age says
-        # nothing: removing the sidecar of a live session lets two processes hold "the"
-        # lock at once (different inodes). Only the sidecar of a state that is gone goes.
-        state_name = entry.name[: -len(".lock")]
-        if entry.name.endswith(".json.lock") and (state_name in old or state_name not in names):
-            try:
-                if entry.stat().st_mtime < cutoff:
-                    os.unlink(entry.path)
-            except OSError:
-                continue
-
-
-def _fresh_state() -> dict[str, Any]:
-    return {"turn": 0, "scores": {}, "injected": []}
-
-
-def _valid_state(state: Any) -> dict[str, Any]:
-    if (
-        not isinstance(state, dict)
-        or not isinstance(state.get("turn"), int)
-        or not isinstance(state.get("scores"), dict)
-        or not isinstance(state.get("injected"), list)
-    ):
-        return _fresh_state()
-    return state
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -446,23 +353,19 @@ def recall(
     log["shape"] = shape
     if generic:
         log["generic"] = sorted(generic)
-    state_path = _state_file(settings, hook.session_id)
+    from .gate import advance
+    from .session import open_session
+
     remaining = max(0.05, deadline - time.monotonic())
-    with locked(state_path, timeout=min(0.5, remaining)):
-        is_new = not state_path.exists()
-        state = _valid_state(read_json(state_path, None))
-        chosen, top, skipped, best_was_injected = _gate(state, outcome.hits, settings, shape, generic)
-        context, shown = None, []
+    with open_session(settings.state_dir, hook.session_id, timeout=min(0.5, remaining)) as state:
+        gate = advance(state, outcome.hits, cfg.threshold, cfg.decay, cfg.max_hits, shape, generic)
+        chosen, context, shown = gate.chosen, None, []
         if chosen:
             context, shown = fit_context(chosen, cfg.budget_chars, template("context.md"))
         # Only what the context shows is injected: a hit the budget left out stays eligible.
-        turn = state["turn"]
-        state["injected"] += [{"store": h.store, "ref": h.ref, "key": h.key, "turn": turn} for h in shown]
-        write_json_atomic(state_path, state)
-    if is_new:
-        _clean_old_states(state_path.parent)
+        state.record_injected(shown)
 
-    log["top"] = top
+    log["top"] = gate.top
     shown_ids = {id(h) for h in shown}
     left_out = [h.key for h in chosen if id(h) not in shown_ids]
     if left_out:
@@ -491,72 +394,12 @@ def recall(
         log["reason"] = f"over budget ({len(chosen)} memories, none fits in {cfg.budget_chars} characters)"
     elif not outcome.hits:
         log["reason"] = "no candidates"
-    elif best_was_injected:
+    elif gate.best_was_injected:
         # The strongest match is already in this session's context: staying quiet is right.
         log["reason"] = "already injected in this session"
     elif not log["reason"]:
         # The best memory's verdict, in words: what to change for it to speak (or why not).
-        log["reason"] = (top[0].get("verdict") if top else "") or "below threshold"
-        if skipped:
-            log["reason"] += f" ({skipped} related memories already injected in this session)"
+        log["reason"] = str(gate.top[0].get("verdict") if gate.top else "") or "below threshold"
+        if gate.skipped:
+            log["reason"] += f" ({gate.skipped} related memories already injected in this session)"
     return RecallResult(None, log)
-
-
-def _gate(
-    state: dict[str, Any], hits: list[Hit], settings: Settings, shape: str = "plain",
-    generic: set[str] | None = None,
-) -> tuple[list[Hit], list[dict[str, Any]], int, bool]:
-    """Advance the session's scores by one turn and judge every hit (gate.judge). Returns
-    the hits to inject, the top hits with their verdicts for the log, how many hits were
-    skipped as already injected, and whether the best one was."""
-    from .gate import judge
-
-    cfg = settings.recall
-    generic = generic or set()
-    state["turn"] += 1
-    turn = state["turn"]
-    # The key holds the memory's store root: `bd-1` of two projects are two memories.
-    # (State written before keys existed names store and ref only.)
-    injected = {
-        str(item.get("key") or f"{item.get('store')}:{item.get('ref')}")
-        for item in state["injected"] if isinstance(item, dict)
-    }
-    scores: dict[str, Any] = {}
-    for key, entry in state["scores"].items():
-        if isinstance(entry, dict) and isinstance(entry.get("acc"), (int, float)):
-            entry["acc"] = float(entry["acc"]) * cfg.decay
-            if entry["acc"] >= 0.05:
-                scores[key] = entry
-    eligible = []
-    skipped = 0
-    verdicts: dict[str, str] = {}
-    for hit in hits:
-        if hit.key in injected:
-            skipped += 1
-            verdicts[hit.key] = "already injected in this session"
-            continue
-        entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
-        entry["acc"] = float(entry["acc"]) + hit.score
-        entry["turns"] = sorted(set(entry.get("turns", [])[-5:]) | {turn})
-        entry["keywords"] = sorted(set(entry.get("keywords", [])) | set(hit.topics or hit.matched))[:20]
-        verdict = judge(hit, shape, generic, float(entry["acc"]), cfg.threshold, len(entry["turns"]))
-        hit.acc = max(float(entry["acc"]), cfg.threshold) if verdict.fire and hit.distinctive else float(entry["acc"])
-        hit.why = f"{hit.key}: {verdict.reason}"
-        verdicts[hit.key] = verdict.reason
-        if verdict.fire:
-            eligible.append(hit)
-    state["scores"] = dict(sorted(scores.items(), key=lambda kv: -kv[1]["acc"])[:STATE_KEEP])
-    top = [
-        {
-            "key": h.key, "score": round(h.score, 3), "acc": round(h.acc, 3), "matched": h.matched,
-            "verdict": verdicts.get(h.key, ""),
-        }
-        for h in hits[:5]
-    ]
-    # A memory named by its id leads; then the strongest accumulated score.
-    eligible.sort(key=lambda h: (h.exact_id, h.acc), reverse=True)
-    if eligible:
-        best = eligible[0].acc
-        # Tag-alongs far below the best hit are noise, not memory.
-        eligible = [h for h in eligible if h.exact_id or h.acc >= 0.5 * best][: cfg.max_hits]
-    return eligible, top, skipped, bool(hits) and hits[0].key in injected
