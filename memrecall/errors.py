@@ -15,16 +15,8 @@ class UsageError(MemrecallError):
     exit_code = 2
 
 
-class ConfigError(MemrecallError):
-    """A setting that cannot be used."""
-
-
 class BackendUnavailable(MemrecallError):
     """A chosen backend's library or program is missing."""
-
-
-class StoreError(MemrecallError):
-    """A store cannot be read."""
 
 
 class SummarizeError(MemrecallError):

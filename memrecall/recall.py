@@ -21,8 +21,6 @@ from .config import Settings
 from .keywords import Keyword
 from .search import Hit
 
-WRAPPER_OPEN = "<memrecall-context>"
-WRAPPER_CLOSE = "</memrecall-context>"
 # Keywords come from the head and the tail of a long prompt (a pasted log with the question
 # before or after it). The identifier pass costs ~0.3 s per MB and SudachiPy refuses input
 # over 49 KB, so a 10 MB paste must never be analysed whole on the hook's clock.

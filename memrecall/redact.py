@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 __all__ = [
-    "redact", "redact_all", "redact_fast", "PLACEHOLDER", "normalise", "strip_private",
+    "redact", "redact_fast", "PLACEHOLDER", "normalise", "strip_private",
     "has_private", "has_optout",
 ]
 
@@ -1022,16 +1022,6 @@ def redact(text: str) -> tuple[str, int]:
     text, first = _regex_pass(text)
     text, second = _plugin_pass(text)
     return text, first + second
-
-
-def redact_all(texts: list[str]) -> tuple[list[str], int]:
-    total = 0
-    out = []
-    for text in texts:
-        clean, n = redact(text)
-        out.append(clean)
-        total += n
-    return out, total
 
 
 def redact_fast(text: str) -> str:
