@@ -87,6 +87,23 @@ class Settings:
     index: IndexSettings = field(default_factory=IndexSettings)
     warnings: list[str] = field(default_factory=list)
     config_path: Path | None = None
+    # Where `memrecall save` writes notes; searched as one more vault once it exists.
+    memories: Path | None = None
+
+    @property
+    def memories_dir(self) -> Path:
+        return self.memories or self.home / "memories"
+
+    def vaults(self) -> list[tuple[Path, str]]:
+        """Every markdown vault to search with the label its documents' refs carry: the
+        configured ones (labelled by folder name when there are several) and the saved
+        memories folder, once `memrecall save` has made it."""
+        several = len(self.obsidian) > 1
+        found = [(vault, vault.name if several else "") for vault in self.obsidian]
+        memories = self.memories_dir
+        if memories not in self.obsidian and memories.is_dir():
+            found.append((memories, "memories"))
+        return found
 
     @property
     def state_dir(self) -> Path:
@@ -218,7 +235,7 @@ def _min_budget() -> int | None:
     return len(frame) + ONE_HIT_CHARS
 
 
-_TOP_KEYS = {"index", "obsidian", "beads", "summaries", "claude_projects", "tokenizer", "retention_days"}
+_TOP_KEYS = {"index", "obsidian", "beads", "summaries", "memories", "claude_projects", "tokenizer", "retention_days"}
 
 
 def claude_config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -333,6 +350,7 @@ def load_settings(
         obsidian=paths("obsidian", "MEMRECALL_OBSIDIAN"),
         beads=paths("beads", "MEMRECALL_BEADS"),
         summaries=one_path("summaries", "MEMRECALL_SUMMARIES", home / "summaries"),
+        memories=one_path("memories", "MEMRECALL_MEMORIES", home / "memories"),
         claude_projects=one_path(
             "claude_projects", "MEMRECALL_CLAUDE_PROJECTS", claude_config_dir(env) / "projects"
         ),

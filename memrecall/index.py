@@ -117,9 +117,8 @@ def configured_roots(settings: Settings, warnings: list[str] | None = None) -> l
         for found in resolve_files(location, warnings):
             if not any(r.path == found for r in roots):
                 roots.append(Root("beads", found, ""))
-    several = len(settings.obsidian) > 1
-    for vault in settings.obsidian:
-        roots.append(Root("obsidian", vault, vault.name if several else ""))
+    for vault, label in settings.vaults():
+        roots.append(Root("obsidian", vault, label))
     roots.append(Root("summaries", settings.summaries, ""))
     return roots
 

@@ -207,8 +207,9 @@ def open_stores(settings: Settings, only: Iterable[str] | None = None) -> list[S
     stores: list[Store] = []
     if "beads" in wanted and settings.beads:
         stores.append(BeadsStore(settings.beads))
-    if "obsidian" in wanted and settings.obsidian:
-        stores.append(VaultStore(settings.obsidian, cache))
+    vaults = settings.vaults() if "obsidian" in wanted else []
+    if vaults:
+        stores.append(VaultStore(vaults, cache))
     if "summaries" in wanted:
         stores.append(SummaryStore(settings.summaries, settings.now, settings.retention_days, cache))
     return stores

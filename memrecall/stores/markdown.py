@@ -61,8 +61,10 @@ class VaultStore:
 
     name = "obsidian"
 
-    def __init__(self, roots: list[Path], cache_dir: Path) -> None:
-        self.roots = [r for r in roots]
+    def __init__(self, vaults: list[tuple[Path, str]], cache_dir: Path) -> None:
+        """`vaults`: each folder with the label its refs start with ("" for none)."""
+        self.roots = [root for root, _ in vaults]
+        self._labels = {root: label for root, label in vaults}
         self._cache_dir = cache_dir
 
     def jobs(self) -> list[GrepJob]:
@@ -86,8 +88,8 @@ class VaultStore:
             if any(part.startswith(".") for part in relative):
                 continue
             ref = "/".join(relative) if relative else path.name
-            if len(self.roots) > 1:
-                ref = f"{root.name}/{ref}"
+            if self._labels.get(root):
+                ref = f"{self._labels[root]}/{ref}"
             yield Document(self.name, ref, path, title=path.stem, found=found)
 
     def load(self, doc: Document) -> bool:
