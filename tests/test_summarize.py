@@ -358,13 +358,75 @@ def test_missing_backend_program_fails_loudly_without_burning_attempts(env: dict
     config(isolated_home, '[summarize]\nclaude_command = "/nonexistent/claude"\n')
     for n in (1, 2):
         write(env["projects"] / PROJECT / f"{sid(n)}.jsonl", records(sid(n), TURNS))
+    write(env["projects"] / PROJECT / f"{sid(3)}.jsonl", records(sid(3), [("ok", "はい", None)]))
     report = run(backend="claude")
-    assert len(report.failed) == 1 and "not found" in report.failed[0]["reason"]
-    assert report.skipped.get("backend-unavailable") == 1
+    assert "claude CLI not found" in report.backend_unavailable
+    assert not report.failed  # the backend failed, not the sessions
+    assert report.skipped == {"backend-unavailable": 2, "tiny": 1}
+    line = report.unavailable_line()
+    assert line.startswith("2 sessions would be summarized; none written: claude CLI")
+    assert not summaries(env["summaries"])
     ledger_file = ledger_path(load_settings())
     ledger = json.loads(ledger_file.read_text(encoding="utf-8")) if ledger_file.exists() else {}
     assert all(e.get("attempts", 0) == 0 for e in ledger.get("sessions", {}).values())
-    assert run_record_path(load_settings()).exists()
+    record = json.loads(run_record_path(load_settings()).read_text(encoding="utf-8"))
+    assert record["pending"] == 2  # doctor's backlog keeps counting them
+
+
+def test_backend_lost_mid_run_counts_like_the_dry_run(env: dict[str, Path], isolated_home: Path,
+                                                      tmp_path: Path) -> None:
+    # A summarizer program that is there for the first session and gone for the next.
+    program = tmp_path / "bin" / "vanishing-llm"
+    program.parent.mkdir()
+    body = "\\n".join(["## Deploy", "x", "## 何をしてた", "- did", "## 決まったこと", "- (none)",
+                       "## 触ったファイル", "- (none)", "## 添付ファイル・URL", "- (none)",
+                       "## 出てきた話題", "[[PAY-1234]]"])
+    program.write_text(f"#!{sys.executable}\nimport os, sys\nsys.stdin.read()\n"
+                       f"os.unlink(sys.argv[0])\nprint('{body}')\n", encoding="utf-8")
+    program.chmod(0o755)
+    config(isolated_home, f'[summarize]\ncommand = "{program}"\n')
+    for n in (1, 2, 3):
+        write(env["projects"] / PROJECT / f"{sid(n)}.jsonl", records(sid(n), TURNS))
+    write(env["projects"] / PROJECT / f"{sid(4)}.jsonl", records(sid(4), [("ok", "はい", None)]))
+    planned = run(backend="command", dry_run=True)
+    report = run(backend="command")
+    assert report.summarized == 1 and not report.failed
+    assert report.skipped == {"backend-unavailable": 2, "tiny": 1}
+    assert report.attempted == planned.would_summarize == 3
+    assert report.unavailable_line().startswith("3 sessions would be summarized; 1 written: ")
+
+
+def test_cli_without_claude_on_path_fails_in_one_line_naming_the_fix(
+        env: dict[str, Path], isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The default backend is claude; a first-day user without the CLI must learn what to do."""
+    empty = env["home"].parent / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    for n in (1, 2):
+        write(env["projects"] / PROJECT / f"{sid(n)}.jsonl", records(sid(n), TURNS))
+    write(env["projects"] / PROJECT / f"{sid(3)}.jsonl", records(sid(3), [("ok", "はい", None)]))
+
+    assert run_app(["summarize", "--dry-run"]) == 0
+    dry = capsys.readouterr().err
+    assert "dry run: would summarize 2" in dry
+    assert "Note: claude CLI not found" in dry and "--backend extractive" in dry
+
+    assert run_app(["summarize"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    [line] = err
+    assert line.startswith("Error: 2 sessions would be summarized; none written: "
+                           "claude CLI not found")
+    assert "--backend extractive" in line and 'backend = "extractive" under [summarize]' in line
+    assert str(isolated_home / "config.toml") in line
+    assert not summaries(env["summaries"])
+
+    # The config key it names works (the flag is tested above).
+    config(isolated_home, '[summarize]\nbackend = "extractive"\n')
+    assert run_app(["summarize"]) == 0
+    assert "summarized 2, failed 0" in capsys.readouterr().err
+    assert len(summaries(env["summaries"])) == 2
 
 
 def test_internal_env_makes_summarize_a_no_op(env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:

@@ -169,3 +169,17 @@ def test_summarizer_transcripts_in_its_work_folder_are_skipped(fake_claude: Path
     report = run_summarize(settings, SummarizeOptions(dry_run=True))
     reasons = {r.session_id: r.reason for r in report.rows}
     assert reasons["9e9e9e9e-0000-4000-8000-000000000000"] == "memrecall-internal"
+
+
+def test_claude_found_on_path_by_its_bare_name(fake_claude: Path, isolated_home: Path,
+                                                tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """The up-front check looks the default `claude` up on PATH, as the run itself does."""
+    (isolated_home / "config.toml").write_text('[summarize]\nbackend = "claude"\n',
+                                               encoding="utf-8")
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    report = run_summarize(load_settings())
+    assert not report.backend_unavailable and report.summarized == 1
+    monkeypatch.setenv("PATH", str(tmp_path / "projects"))  # no claude there
+    report = run_summarize(load_settings())
+    assert report.backend_unavailable == "claude CLI not found ('claude' is not on PATH)"

@@ -37,7 +37,8 @@ def summarize_command(
 ) -> None:
     """Summarize new and grown Claude Code sessions into <summaries>/YYYY/MM/YYYY-MM-DD-<sid8>.md.
 
-    Exits 1 when any session failed (one line per failure on stderr).
+    Exits 1 when any session failed (one line per failure on stderr), or when the backend
+    cannot run at all (one line naming the fix, e.g. --backend extractive).
 
     Example: memrecall summarize --dry-run --since 7d
     """
@@ -76,14 +77,21 @@ def summarize_command(
         typer.echo(f"Note: {note}", err=True)
     if dry_run:
         _table(report)
-    _summary(report)
-    if not dry_run:
+    down = bool(report.backend_unavailable) and not dry_run
+    if not down:
+        _summary(report)  # a run whose backend could not run is said in one line below
+    if not dry_run and (report.summarized or not down):
         _refresh_index(settings)
+    for item in report.failed:
+        typer.echo(f"failed {item['session']}: {item['reason']}", err=True)
+    if down:
+        from ..errors import BackendUnavailable
+        from ..summarize.pipeline import fix_hint
+
+        raise BackendUnavailable(f"{report.unavailable_line()}; {fix_hint(settings)}")
     if report.failed:
         from ..summarize.pipeline import SessionsFailed, run_record_path
 
-        for item in report.failed:
-            typer.echo(f"failed {item['session']}: {item['reason']}", err=True)
         # An error, not typer.Exit: the scheduled task must see the non-zero status, and
         # MemrecallError is what the CLI maps to exit codes in one place.
         n = len(report.failed)

@@ -8,6 +8,8 @@
 Built-ins register exactly like a third-party backend would (`register_backend`). Every
 backend call is bounded (timeout) and returns the summary markdown or raises
 `SummarizeError` with a one-line reason; `BackendUnavailable` means no session can succeed.
+A backend may also offer `ensure_available()`, which the run calls once before any session:
+a missing program is then one clear error, not one failure per session.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import json
 import os
 import re
 import shlex
+import shutil
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
@@ -60,6 +63,14 @@ class Summarizer(Protocol):
     def summarize(self, job: SummaryJob) -> str:
         """Return the summary markdown for `job`, or raise SummarizeError."""
         ...
+
+
+def ensure_available(backend: Summarizer) -> None:
+    """Raise `BackendUnavailable` when `backend` cannot run at all. A third-party backend
+    without `ensure_available` is taken as available: its first call says otherwise."""
+    check = getattr(backend, "ensure_available", None)
+    if callable(check):
+        check()
 
 
 BackendFactory = Callable[[Settings], Summarizer]
@@ -150,6 +161,15 @@ def _run(argv: list[str], prompt: str, cwd: Path, timeout: int, what: str) -> su
         raise SummarizeError(f"{what} timed out after {timeout}s") from exc
 
 
+def _why_missing(program: str, cwd: Path) -> str:
+    """Why `program` cannot be started, or "" when it can."""
+    if not os.path.dirname(program):
+        return "" if shutil.which(program) else f"{program!r} is not on PATH"
+    # subprocess looks a relative path up from the cwd the backend runs in.
+    where = program if os.path.isabs(program) else str(cwd / program)
+    return "" if shutil.which(where) else f"no program at {program!r}"
+
+
 class ClaudeBackend(_LLMBackend):
     name = "claude"
 
@@ -159,6 +179,11 @@ class ClaudeBackend(_LLMBackend):
             s.claude_command, "-p", "--model", s.model, "--output-format", "json", "--max-turns", "1",
             "--tools", "", "--no-session-persistence", "--settings", '{"disableAllHooks": true}',
         ]
+
+    def ensure_available(self) -> None:
+        why = _why_missing(self.settings.summarize.claude_command, self.settings.work_dir)
+        if why:
+            raise BackendUnavailable(f"claude CLI not found ({why})")
 
     def complete(self, prompt: str) -> str:
         proc = _run(self.argv(), prompt, self.settings.work_dir, self.settings.summarize.timeout_seconds, "claude")
@@ -198,11 +223,21 @@ def _parse_result(stdout: str) -> dict | None:  # type: ignore[type-arg]
 class CommandBackend(_LLMBackend):
     name = "command"
 
-    def complete(self, prompt: str) -> str:
+    def _argv(self) -> list[str]:
         command = self.settings.summarize.command.strip()
-        if not command:
-            raise BackendUnavailable("summarize backend 'command' needs [summarize] command = \"…\" in config.toml")
-        argv = shlex.split(command, posix=os.name != "nt")
+        argv = shlex.split(command, posix=os.name != "nt") if command else []
+        if not argv:
+            raise BackendUnavailable(
+                "summarize backend 'command' needs [summarize] command = \"…\" in config.toml")
+        return argv
+
+    def ensure_available(self) -> None:
+        why = _why_missing(self._argv()[0], self.settings.work_dir)
+        if why:
+            raise BackendUnavailable(f"summarize command not found ({why})")
+
+    def complete(self, prompt: str) -> str:
+        argv = self._argv()
         proc = _run(argv, prompt, self.settings.work_dir, self.settings.summarize.timeout_seconds, "summarize command")
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", errors="replace")

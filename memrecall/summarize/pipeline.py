@@ -88,6 +88,9 @@ class RunReport:
     finished: datetime | None = None
     rows: list[SessionRow] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # Why the backend cannot run (its program is missing…): the sessions left wait for a run
+    # where it can.
+    backend_unavailable: str = ""
 
     @property
     def summarized(self) -> int:
@@ -105,6 +108,22 @@ class RunReport:
     @property
     def failed(self) -> list[dict[str, str]]:
         return [{"session": r.session_id, "reason": r.reason} for r in self.rows if r.decision == "failed"]
+
+    @property
+    def attempted(self) -> int:
+        """Sessions this run set out to summarize: what a dry run counts as would-summarize."""
+        return self.summarized + len(self.failed) + sum(
+            1 for r in self.rows if r.decision == "skipped" and r.reason == "backend-unavailable"
+        )
+
+    def unavailable_line(self) -> str:
+        """One line for a run whose backend could not run, counting as the dry run does."""
+        n = self.attempted
+        if not n:
+            return f"no session to summarize yet, but {self.backend_unavailable}"
+        written = self.summarized or "none"
+        sessions = f"{n} session{'s' if n != 1 else ''}"
+        return f"{sessions} would be summarized; {written} written: {self.backend_unavailable}"
 
     @property
     def chars_sent(self) -> int:
@@ -265,7 +284,7 @@ def run_summarize(
     """Run (or, with `dry_run`, plan) one summarize pass and return what happened."""
     options = options or SummarizeOptions()
     cfg = settings.summarize
-    from .backends import get_backend
+    from .backends import ensure_available, get_backend
 
     backend = get_backend(cfg.backend, settings)  # unknown name → UsageError before any work
     # settings.now, not the clock: MEMRECALL_NOW replays (tests, benchmarks) stay consistent.
@@ -282,7 +301,16 @@ def run_summarize(
         return report
     if not settings.claude_projects.is_dir():
         report.notes.append(f"no Claude Code transcripts at {settings.claude_projects}")
+    try:
+        # Once, before any session: a missing program fails the run, not each session.
+        ensure_available(backend)
+    except BackendUnavailable as exc:
+        report.backend_unavailable = redact_fast(str(exc))
     if options.dry_run:
+        if report.backend_unavailable:
+            report.notes.append(
+                f"{report.backend_unavailable}: a real run would write nothing; "
+                f"{fix_hint(settings)}")
         _run(settings, options, backend, report, progress)
         finish()
         return report
@@ -294,6 +322,13 @@ def run_summarize(
     except LockTimeout as exc:
         raise SummarizeBusy("another memrecall summarize is running; try again when it has finished") from exc
     return report
+
+
+def fix_hint(settings: Settings) -> str:
+    """What to do when the configured backend cannot run."""
+    where = settings.config_path or settings.home / "config.toml"
+    return (f'use --backend extractive (no LLM), or set backend = "extractive" under [summarize] '
+            f"in {where}")
 
 
 def _sweep_temp_files(settings: Settings) -> None:
@@ -342,15 +377,11 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
 
     refs = recalled_refs(settings) if not options.dry_run else {}
     summarized = 0
-    backend_down = ""
     for index, found in enumerate(todo):
         if progress:
             progress(found.session_id[:8], index, len(todo))
         row = _row(found, "skipped")
         report.rows.append(row)
-        if backend_down:
-            row.reason = "backend-unavailable"
-            continue
         try:
             session = parse_session(found.path, found.project_dir, cfg.optout_marker)
         except TranscriptError as exc:
@@ -391,7 +422,13 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
             row.reason = ""
             row.sent_chars = estimate_sent(condensed, language, cfg.backend)
             continue
-        backend_down = _summarize_one(settings, backend, ledger, found, session, condensed, language, refs, row)
+        if report.backend_unavailable:
+            # Decided like every other session, so the counts agree with a dry run's.
+            row.reason = "backend-unavailable"
+            continue
+        down = _summarize_one(settings, backend, ledger, found, session, condensed, language, refs,
+                              row)
+        report.backend_unavailable = report.backend_unavailable or down
     if progress:
         progress("", len(todo), len(todo))
 
@@ -422,9 +459,8 @@ def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Foun
         summary = postfilter(text, session, language)
     except BackendUnavailable as exc:
         row.sent_chars = job.sent_chars
-        row.decision, row.reason = "failed", redact_fast(str(exc))
-        row.will_retry = True  # not the session's fault: no attempt is counted
-        return str(exc)
+        row.reason = "backend-unavailable"  # not the session's fault: no attempt is counted
+        return redact_fast(str(exc))
     except (SummarizeError, Rejected) as exc:
         attempts += 1
         row.sent_chars = job.sent_chars
@@ -477,5 +513,5 @@ def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Foun
 __all__ = [
     "SummarizeOptions", "SessionRow", "RunReport", "Ledger", "run_summarize",
     "recalled_refs", "estimate_sent", "run_record_path", "ledger_path", "SummarizeBusy",
-    "SessionsFailed",
+    "SessionsFailed", "fix_hint",
 ]
