@@ -22,7 +22,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 if TYPE_CHECKING:
     from .keywords import Keyword
@@ -227,7 +227,7 @@ def advance(
     state.turn += 1
     turn = state.turn
     injected = state.injected_keys()
-    scores: dict[str, dict[str, object]] = {}
+    scores: dict[str, dict[str, Any]] = {}
     for key, entry in state.scores.items():
         if isinstance(entry, dict) and isinstance(entry.get("acc"), (int, float)):
             entry["acc"] = float(entry["acc"]) * decay
@@ -242,10 +242,10 @@ def advance(
             verdicts[hit.key] = "already injected in this session"
             continue
         entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
-        acc = float(entry["acc"]) + hit.score  # type: ignore[arg-type]
-        turns = sorted(set(entry.get("turns", [])[-5:]) | {turn})  # type: ignore[index]
-        entry.update(acc=acc, turns=turns, keywords=sorted(
-            set(entry.get("keywords", [])) | set(hit.topics or hit.matched))[:20])  # type: ignore[arg-type]
+        acc = float(entry["acc"]) + hit.score
+        turns = sorted(set(entry.get("turns", [])[-5:]) | {turn})
+        keywords = set(entry.get("keywords", [])) | set(hit.topics or hit.matched)
+        entry.update(acc=acc, turns=turns, keywords=sorted(keywords)[:20])
         verdict = judge(hit, shape, generic, acc, threshold, len(turns))
         hit.acc = max(acc, threshold) if verdict.fire and hit.distinctive else acc
         hit.why = f"{hit.key}: {verdict.reason}"
@@ -254,8 +254,7 @@ def advance(
             eligible.append(hit)
     from .session import STATE_KEEP
 
-    kept = sorted(scores.items(), key=lambda kv: -float(kv[1]["acc"]))[:STATE_KEEP]  # type: ignore[arg-type]
-    state.scores = dict(kept)
+    state.scores = dict(sorted(scores.items(), key=lambda kv: -float(kv[1]["acc"]))[:STATE_KEEP])
     top: list[dict[str, object]] = [
         {
             "key": h.key, "score": round(h.score, 3), "acc": round(h.acc, 3), "matched": h.matched,

@@ -7,12 +7,13 @@ user's prompt, so it never happens. Errors go to the recall log instead.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import threading
 import time
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
 
 def _log(settings: Any, entry: dict[str, Any]) -> None:
@@ -63,7 +64,8 @@ def _read_stdin(stdin: bytes | None, give_up: float) -> tuple[bytes | None, int,
         return (stdin if len(stdin) <= MAX_STDIN_BYTES else None), len(stdin), True
     if sys.stdin is None:
         return b"", 0, True
-    stream = sys.stdin.buffer
+    # A BufferedReader: read1 returns what is there instead of waiting for a full chunk.
+    stream = cast(io.BufferedReader, sys.stdin.buffer)
     raw = stream.read(MAX_STDIN_BYTES + 1)
     if len(raw) <= MAX_STDIN_BYTES:
         return raw, len(raw), True

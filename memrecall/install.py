@@ -3,8 +3,10 @@ into the platform's scheduler.
 
 settings.json belongs to the user: it is parsed, changed in exactly one place (our handler
 under `hooks.UserPromptSubmit`), backed up, and written atomically (in place when it has
-other hard links, so every name keeps seeing one file). A file that is not valid JSON, or not
-a regular file, is refused untouched; numbers are written back exactly as the user wrote them.
+other hard links, so every name keeps seeing one file). Only the text of that place is
+rewritten, in the file's own indentation: the rest stays byte for byte (jsontext.py), so init
+then `--uninstall` gives the original file back. A file that is not UTF-8 JSON, or not a
+regular file, is refused untouched.
 
 "Ours" is only the shape init itself writes: `<…/memrecall> recall` or `<python> -m memrecall
 recall`, plain words with no shell syntax. Re-running init updates such a stale path instead of
@@ -32,6 +34,7 @@ from typing import Any
 
 from .atomic import write_atomic
 from .errors import MemrecallError, UsageError
+from .jsontext import loads, rewrite
 
 HOOK_EVENT = "UserPromptSubmit"
 DEFAULT_TIMEOUT = 10
@@ -176,28 +179,6 @@ def mentions_memrecall(command: Any) -> bool:
 
 # --- settings.json ----------------------------------------------------------------------
 
-class JsonNumber(float):
-    """A JSON number as the user wrote it. Its value serves comparisons; `dump_settings`
-    writes its text back, so `1e999` never becomes `Infinity` (not JSON) and
-    `0.30000000000000001` keeps its digits."""
-
-    text: str
-
-    def __new__(cls, text: str) -> "JsonNumber":
-        number = super().__new__(cls, text)
-        number.text = text
-        return number
-
-
-def _int_or_text(text: str) -> int | JsonNumber:
-    # Python refuses to turn more than 4,300 digits into an int; the text is kept instead.
-    return int(text) if len(text) < 4000 else JsonNumber(text)
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(name)
-
-
 def _read_regular(path: Path) -> bytes | None:
     """The bytes of a regular file, or None if it is missing. Opened without blocking and
     checked after opening: a FIFO (which would wait forever for a writer), a device such as
@@ -245,11 +226,19 @@ def read_settings_file(path: Path) -> tuple[str | None, dict[str, Any]]:
     raw = _read_regular(path)
     if raw is None:
         return None, {}
-    text = raw.decode("utf-8-sig", errors="replace")
-    if not text.strip():
+    try:
+        # Strict: a byte replaced by U+FFFD would be written back as the replacement character.
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MemrecallError(
+            f"{path} is not UTF-8 (byte offset {exc.start}); save it as UTF-8 first, "
+            "nothing was changed"
+        ) from None
+    body = text.removeprefix("\ufeff")  # an editor's byte order mark: kept, not parsed
+    if not body.strip():
         return text, {}
     try:
-        data = json.loads(text, parse_float=JsonNumber, parse_int=_int_or_text, parse_constant=_no_constant)
+        data = loads(body)
     except json.JSONDecodeError as exc:
         raise MemrecallError(
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
@@ -368,28 +357,15 @@ def remove_hook(data: dict[str, Any], path: Path) -> int:
     return removed
 
 
-def dump_settings(data: dict[str, Any]) -> str:
-    """JSON text of `data`, every number the user wrote spelled as they wrote it."""
-    texts: list[str] = []
-    nonce = os.urandom(8).hex()  # unguessable: no string in the file can pose as a marker
-
-    def mark(value: Any) -> Any:
-        if isinstance(value, JsonNumber):
-            texts.append(value.text)
-            return f"\x00{nonce}:{len(texts) - 1}"
-        if isinstance(value, dict):
-            return {k: mark(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [mark(v) for v in value]
-        return value
-
+def dump_settings(old_text: str | None, data: dict[str, Any]) -> str:
+    """The settings as text: the user's own text with only what changed rewritten, in the
+    file's indentation (spaces, tabs or one line), key order and line endings."""
+    text = old_text or ""
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
     try:
-        text = json.dumps(mark(data), indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        return bom + rewrite(text[len(bom):], data)
     except RecursionError:
         raise MemrecallError("the settings are nested too deeply to write back; nothing was changed") from None
-    if not texts:
-        return text
-    return re.sub(rf'"\\u0000{nonce}:(\d+)"', lambda m: texts[int(m[1])], text)
 
 
 @dataclass
@@ -420,10 +396,10 @@ def plan_init(path: Path, command: str, timeout: int = DEFAULT_TIMEOUT, uninstal
     if uninstall:
         removed = remove_hook(data, path)
         status = "removed" if removed else "absent"
-        new_text = dump_settings(data) if removed else None
+        new_text = dump_settings(old_text, data) if removed else None
         return InitPlan(path, command, timeout, True, status, old_text, new_text, removed, theirs)
     status = merge_hook(data, command, timeout, path)
-    new_text = None if status in ("unchanged", "kept") else dump_settings(data)
+    new_text = None if status in ("unchanged", "kept") else dump_settings(old_text, data)
     return InitPlan(path, command, timeout, False, status, old_text, new_text, theirs=theirs)
 
 

@@ -297,10 +297,10 @@ def recall(
         log["prompt_cut"] = True
     # Secrets pasted into a prompt are never keywords: not in the log, not on rg's argv
     # (which `ps` shows). The placeholders themselves are not words to search for.
-    clean = redact_fast(text)
+    redacted = redact_fast(text)
     if cfg.log_prompt:
-        log["prompt"] = clean  # asked for, but never with its secrets or private spans
-    text = PLACEHOLDER.sub(" ", clean)
+        log["prompt"] = redacted  # asked for, but never with its secrets or private spans
+    text = PLACEHOLDER.sub(" ", redacted)
     keywords, notes = tokenize_text(
         text, backend or settings.tokenizer, settings,
         timeout=max(0.05, deadline - time.monotonic()),
@@ -357,7 +357,7 @@ def recall(
     remaining = max(0.05, deadline - time.monotonic())
     with open_session(settings.state_dir, hook.session_id, timeout=min(0.5, remaining)) as state:
         gate = advance(state, outcome.hits, cfg.threshold, cfg.decay, cfg.max_hits, shape, generic)
-        chosen, context, shown = gate.chosen, None, []
+        chosen, context, shown = gate.chosen, None, list[Hit]()
         if chosen:
             context, shown = fit_context(chosen, cfg.budget_chars, template("context.md"))
         # Only what the context shows is injected: a hit the budget left out stays eligible.

@@ -65,3 +65,9 @@ def read_entries(logs_dir: Path, since: datetime | None = None) -> Iterator[dict
                     except ValueError:
                         continue
                 yield entry
+
+
+def dict_field(entry: dict[str, Any], name: str) -> dict[str, Any]:
+    """A log entry's mapping field, or {} when an older or damaged entry lacks it."""
+    value = entry.get(name)
+    return value if isinstance(value, dict) else {}

@@ -214,7 +214,7 @@ def folded(text: str) -> str:
     if text.isascii():
         result = text.lower()
     else:
-        table: dict[str, str] = {}
+        table: dict[str, str | int | None] = {}
         for char in set(text):
             if char >= "\x80":
                 table[char] = _fold_char(char)
@@ -926,7 +926,8 @@ def _load_scanner() -> Callable[[str], list[tuple[str, str]]]:
     except ImportError:  # pragma: no cover - a dependency; the regex layer still runs
         _scanner = lambda line: []  # noqa: E731
         return _scanner
-    classes = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
+    by_type: dict[Any, Any] = get_mapping_from_secret_type_to_class()
+    classes = {cls.__name__: cls for cls in by_type.values()}
     config: dict[str, Any] = {"plugins_used": []}
     for name in _PLUGINS:
         if name not in classes:

@@ -11,7 +11,7 @@ from typing import Any
 
 from .atomic import read_json
 from .config import Settings
-from .recall_log import read_entries
+from .recall_log import dict_field, read_entries
 
 RUN_RECORD = "summarize-run.json"
 
@@ -128,7 +128,7 @@ def compute(settings: Settings, since: datetime | None = None) -> Stats:
             stats.searched += 1
             if not any(isinstance(n, int) and n > 0 for n in candidates.values()):
                 stats.zero_candidates += 1
-            counts = entry.get("doc_counts") if isinstance(entry.get("doc_counts"), dict) else {}
+            counts = dict_field(entry, "doc_counts")
             for name, n in candidates.items():
                 store = stats.stores.setdefault(str(name), StoreStats())
                 store.searched += 1

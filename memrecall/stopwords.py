@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from .atomic import locked, write_atomic
 from .config import Settings
 from .errors import MemrecallError, UsageError
-from .recall_log import read_entries
+from .recall_log import dict_field, read_entries
 from .resources import shipped_stopwords
 
 ADDED_MARK = "# added "
@@ -206,8 +206,8 @@ def suggest(
         if not keywords:
             continue
         with_keywords += 1
-        df = entry.get("df") if isinstance(entry.get("df"), dict) else {}
-        counts = entry.get("doc_counts") if isinstance(entry.get("doc_counts"), dict) else {}
+        df = dict_field(entry, "df")
+        counts = dict_field(entry, "doc_counts")
         injected = [i for i in entry.get("injected") or [] if isinstance(i, dict)]
         for text in dict.fromkeys(keywords):
             key = normalize(text)
@@ -218,7 +218,7 @@ def suggest(
             per_store = df.get(text)
             if isinstance(per_store, dict):
                 searched[key] += 1
-                docs = sum(v for v in per_store.values() if isinstance(v, (int, float)))
+                docs = sum(int(v) for v in per_store.values() if isinstance(v, (int, float)))
                 df_sum[key] += docs
                 # Share of the documents in the stores that had any candidates at all.
                 total = sum(v for v in counts.values() if isinstance(v, (int, float)))

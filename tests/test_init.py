@@ -408,6 +408,95 @@ def test_a_hard_linked_settings_file_is_written_through(settings_file: Path, tmp
     assert os.path.samefile(settings_file, dotfiles)
     assert not [p for p in settings_file.parent.iterdir() if p.name.endswith(".tmp")]
 
+# --- the user's formatting (issue 13) -----------------------------------------------------
+
+# settings.json as people write it: init changes only the hook's own text, in the file's style.
+STYLED = {
+    "4 spaces, no final newline": (
+        '{\n    "zeta": 1,\n    "alpha": {"allow": ["Bash(ls)", "Read"]},\n'
+        '    "escaped": "\\u65e5\\u672c"\n}'
+    ),
+    "tabs": (
+        '{\n\t"permissions": {\n\t\t"allow": [\n\t\t\t"Bash(ls)"\n\t\t]\n\t},\n'
+        '\t"model": "opus"\n}\n'
+    ),
+    "CRLF": '{\r\n  "model": "opus",\r\n  "env": {\r\n    "A": "1"\r\n  }\r\n}\r\n',
+    "one line": '{"model":"opus","env":{"B":"2","A":"1"}}',
+    "hooks first, keys unsorted": (
+        '{\n  "hooks": {\n    "Stop": [{"hooks": [{"type": "command", "command": "./done.sh"}]}]\n'
+        '  },\n  "z": 2,\n  "a" : 1\n}\n'
+    ),
+    "a group of the user's": (
+        '{\n   "hooks": {\n      "UserPromptSubmit": [\n'
+        '         {"hooks": [{"type": "command", "command": "other-tool inject"}]}\n'
+        '      ]\n   }\n}\n'
+    ),
+    "byte order mark": '\ufeff{\n  "model": "opus"\n}\n',
+}
+
+
+@pytest.mark.parametrize("original", STYLED.values(), ids=STYLED.keys())
+def test_init_keeps_the_users_formatting_and_uninstall_gives_the_file_back(
+        settings_file: Path, original: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import difflib
+
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_bytes(original.encode("utf-8"))
+    assert run(capsys, "init")[0] == 0
+    text = settings_file.read_bytes().decode("utf-8")
+    data = json.loads(text.removeprefix("\ufeff"))
+    before = json.loads(original.removeprefix("\ufeff"))
+    assert [k for k in data if k in before] == list(before)  # key order kept
+    assert ours() in [h for g in data["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert text.startswith("\ufeff") == original.startswith("\ufeff")
+    assert text.endswith("\n") == original.endswith("\n")
+    assert text.count("\r\n") == (text.count("\n") if "\r\n" in original else 0)  # line endings
+    if "\n" in original.strip():
+        # Every line of the user's is still there; at most one gained a comma.
+        old_lines, new_lines = original.splitlines(), text.splitlines()
+        gone = [line for line in difflib.ndiff(old_lines, new_lines) if line.startswith("- ")]
+        assert len(gone) <= 1 and all(f"{line[2:]}," in new_lines for line in gone)
+        # The added lines are indented with the file's own unit (its first member's indent).
+        unit = old_lines[1][:len(old_lines[1]) - len(old_lines[1].lstrip())]
+        added = [line for line in new_lines if line not in old_lines]
+        indents = {line[:len(line) - len(line.lstrip())] for line in added}
+        assert all(i == unit * (len(i) // len(unit)) for i in indents)
+    assert run(capsys, "init", "--uninstall")[0] == 0
+    assert settings_file.read_bytes() == original.encode("utf-8")
+
+
+def test_updating_a_stale_path_rewrites_only_its_own_lines(settings_file: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    stale = {"type": "command", "command": "/old/venv/bin/memrecall recall", "timeout": 3,
+             "statusMessage": "recalling"}
+    original = json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [stale]}]}, "model": "opus"},
+                          indent="\t") + "\n"
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text(original, encoding="utf-8")
+    assert run(capsys, "init", "--timeout", "15")[0] == 0
+    old_lines, new_lines = original.splitlines(), settings_file.read_text(encoding="utf-8").splitlines()
+    assert [a for a, b in zip(old_lines, new_lines) if a != b] == [
+        '\t\t\t\t\t\t"command": "/old/venv/bin/memrecall recall",', '\t\t\t\t\t\t"timeout": 3,',
+    ]
+    assert [b for a, b in zip(old_lines, new_lines) if a != b] == [
+        f'\t\t\t\t\t\t"command": {json.dumps(hook_command())},', '\t\t\t\t\t\t"timeout": 15,',
+    ]
+    assert len(new_lines) == len(old_lines)
+
+
+def test_a_settings_file_that_is_not_utf8_is_refused_untouched(
+        settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Re-encoding would replace the user's bytes with U+FFFD in the part init does not own."""
+    settings_file.parent.mkdir(parents=True)
+    raw = '{"model": "opus", "note": "café"}\n'.encode("latin-1")
+    settings_file.write_bytes(raw)
+    code, out, err = run(capsys, "init")
+    assert code == 1 and out == ""
+    assert err == (f"Error: {settings_file} is not UTF-8 (byte offset 30); save it as UTF-8 first, "
+                   "nothing was changed\n")
+    assert settings_file.read_bytes() == raw and backups(settings_file) == []
+
+
 # --- schedule -----------------------------------------------------------------------------
 
 def test_cron_line(isolated_home: Path) -> None:

@@ -32,7 +32,7 @@ class MecabAnalyzer:
             raise BackendUnavailable(f"MeCab cannot load unidic-lite ({exc})") from exc
 
     def analyze(self, text: str) -> list[Term]:
-        morphs = []
+        morphs: list[Morph] = []
         offset = 0
         for node in self._tagger(text):
             # MeCab folds preceding spaces into white_space; track offsets ourselves.
