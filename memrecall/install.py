@@ -6,7 +6,7 @@ under `hooks.UserPromptSubmit`), backed up, and written atomically (in place whe
 other hard links, so every name keeps seeing one file). Only the text of that place is
 rewritten, in the file's own indentation: the rest stays byte for byte (jsontext.py), so init
 then `--uninstall` gives the original file back. A file that is not UTF-8 JSON, or not a
-regular file, is refused untouched.
+regular file, is refused untouched. The last few backups are kept, older ones of init's go.
 
 "Ours" is only the shape init itself writes: `<…/memrecall> recall` or `<python> -m memrecall
 recall`, plain words with no shell syntax. Re-running init updates such a stale path instead of
@@ -62,6 +62,9 @@ _SHELL_SYNTAX = frozenset("$`;&|<>(){}[]*?!#~\\%^")
 _SHELL_SYNTAX_IN_DOUBLE_QUOTES = frozenset("$`\\%")
 _PYTHON_NAME = re.compile(r"pythonw?(?:\d+(?:\.\d+)*)?(?:\.exe)?", re.IGNORECASE)
 SETTINGS_MAX_BYTES = 16 * 1024 * 1024
+# init backs settings.json up before each change; older backups of its own beyond these go.
+SETTINGS_BACKUPS_KEPT = 3
+BACKUP_TAG = ".memrecall-backup-"
 
 
 # --- where things are -------------------------------------------------------------------
@@ -427,7 +430,7 @@ def apply_init(plan: InitPlan, stamp: datetime | None = None) -> Path | None:
     original = _read_regular(target) if plan.old_text is not None else None
     if original is not None:
         moment = stamp or datetime.now()
-        backup = _free(target.with_name(f"{target.name}.memrecall-backup-{moment:%Y%m%d-%H%M%S}"))
+        backup = _free(target.with_name(f"{target.name}{BACKUP_TAG}{moment:%Y%m%d-%H%M%S}"))
         try:
             info = target.stat()
         except OSError as exc:
@@ -449,7 +452,36 @@ def apply_init(plan: InitPlan, stamp: datetime | None = None) -> Path | None:
             os.chmod(target, mode)
     except OSError as exc:
         raise MemrecallError(f"cannot write {target}: {exc.strerror or exc}") from None
+    if backup is not None:
+        prune_backups(target, keep=backup)
     return backup
+
+
+def prune_backups(target: Path, keep: Path, kept: int = SETTINGS_BACKUPS_KEPT) -> list[Path]:
+    """Delete init's older backups of `target`, keeping `keep` (the one just written) and the
+    newest others up to `kept` in all. Only regular files named the way init names them
+    (`settings.json.memrecall-backup-20261204-041700`, maybe `.2`): a copy the user made under
+    any other name is never touched. Returns what was deleted."""
+    own = re.compile(re.escape(target.name + BACKUP_TAG) + r"(\d{8}-\d{6})(?:\.(\d{1,3}))?")
+    found: list[tuple[tuple[str, int], Path]] = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return []
+    for entry in entries:
+        match = own.fullmatch(entry.name)
+        if match and entry.name != keep.name and entry.is_file(follow_symlinks=False):
+            found.append(((match[1], int(match[2] or 0)), Path(entry.path)))
+    found.sort()
+    older = found[:max(0, len(found) - (kept - 1))]
+    deleted = []
+    for _, path in older:
+        try:
+            path.unlink()
+        except OSError:
+            continue  # a backup that cannot go is no reason to fail a change that was made
+        deleted.append(path)
+    return deleted
 
 
 def _write_in_place(path: Path, text: str) -> None:

@@ -408,7 +408,7 @@ def test_a_hard_linked_settings_file_is_written_through(settings_file: Path, tmp
     assert os.path.samefile(settings_file, dotfiles)
     assert not [p for p in settings_file.parent.iterdir() if p.name.endswith(".tmp")]
 
-# --- the user's formatting (issue 13) -----------------------------------------------------
+# --- the user's formatting and backups (issue 13) -------------------------------------------
 
 # settings.json as people write it: init changes only the hook's own text, in the file's style.
 STYLED = {
@@ -495,6 +495,41 @@ def test_a_settings_file_that_is_not_utf8_is_refused_untouched(
     assert err == (f"Error: {settings_file} is not UTF-8 (byte offset 30); save it as UTF-8 first, "
                    "nothing was changed\n")
     assert settings_file.read_bytes() == raw and backups(settings_file) == []
+
+
+def test_only_the_last_backups_are_kept_and_the_users_own_files_stay(
+        settings_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import re
+
+    from memrecall.install import SETTINGS_BACKUPS_KEPT
+
+    settings_file.parent.mkdir(parents=True)
+    settings_file.write_text('{"model": "opus"}\n', encoding="utf-8")
+    folder = settings_file.parent
+    theirs = ["settings.json.bak", "settings.json.memrecall-backup-mine",
+              "settings.json.memrecall-backup-2020", "other.json.memrecall-backup-20200101-000000"]
+    for name in theirs:
+        (folder / name).write_text("mine\n", encoding="utf-8")
+    # init's own, from long ago: the first to go.
+    (folder / "settings.json.memrecall-backup-20200101-000000").write_text("{}", encoding="utf-8")
+    (folder / "settings.json.memrecall-backup-20200102-000000.7").mkdir()  # not a file: left alone
+    contents = []
+    for args in (["init"], ["init", "--uninstall"]) * 3:
+        contents.append(settings_file.read_text(encoding="utf-8"))
+        code, _, err = run(capsys, *args)
+        assert code == 0 and "Backup of the previous file: " in err
+    own = re.compile(r"settings\.json\.memrecall-backup-(\d{8}-\d{6})(?:\.(\d+))?")
+
+    def made(path: Path) -> tuple[str, int]:  # the stamp, then the `.N` of a same-second backup
+        match = own.fullmatch(path.name)
+        assert match is not None
+        return match[1], int(match[2] or 0)
+
+    kept = sorted((p for p in folder.iterdir() if own.fullmatch(p.name) and p.is_file()), key=made)
+    assert len(kept) == SETTINGS_BACKUPS_KEPT == 3
+    assert [p.read_text(encoding="utf-8") for p in kept] == contents[-3:]
+    assert all((folder / name).read_text(encoding="utf-8") == "mine\n" for name in theirs)
+    assert (folder / "settings.json.memrecall-backup-20200102-000000.7").is_dir()
 
 
 # --- schedule -----------------------------------------------------------------------------
