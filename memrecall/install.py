@@ -40,6 +40,7 @@ HOOK_EVENT = "UserPromptSubmit"
 DEFAULT_TIMEOUT = 10
 CRON_MARK = "# memrecall daily"
 LAUNCHD_LABEL = "com.memrecall.daily"
+DAILY_WRAPPER = "memrecall-daily"  # in $MEMRECALL_HOME/bin: what cron and launchd run
 WINDOWS_TASKS = (("memrecall-summarize", "summarize", "04:17"), ("memrecall-prune", "prune", "04:47"))
 PLATFORMS = ("linux", "macos", "windows")
 # Carried into the scheduled job: schedulers do not run the user's shell profile.
@@ -521,15 +522,34 @@ class Schedule:
     plist_path: Path | None = None
     plist: bytes = b""
     schtasks: list[list[str]] = field(default_factory=list)
+    # cron and launchd run this script: the environment and the log live in it, so the line
+    # in the crontab stays short enough to read.
+    wrapper_path: Path | None = None
+    wrapper: str = ""
 
 
 def _carried_env(memrecall_home: Path, claude: str | None) -> dict[str, str]:
     env = {name: os.environ[name] for name in CARRIED_ENV if os.environ.get(name)}
-    env.setdefault("MEMRECALL_HOME", str(memrecall_home))
+    env["MEMRECALL_HOME"] = str(memrecall_home)  # resolved: the home the wrapper lives in
     if claude:
         # summarize runs `claude -p`: the scheduler's PATH is minimal.
         env["PATH"] = os.pathsep.join([str(Path(claude).parent), "/usr/local/bin", "/usr/bin", "/bin"])
     return env
+
+
+def _wrapper_script(argv: list[str], env: dict[str, str], log: Path) -> str:
+    exe = command_line(argv, "linux")
+    exports = "".join(f"export {name}={quote(value, 'linux')}\n" for name, value in env.items())
+    return (
+        "#!/bin/sh\n"
+        "# memrecall's daily job. memrecall init writes this file (and rewrites it on each run);\n"
+        "# cron and launchd do not read your shell profile, hence the settings below.\n"
+        f"{exports}"
+        f"mkdir -p {quote(str(log.parent), 'linux')}\n"
+        f"exec >> {quote(str(log), 'linux')} 2>&1\n"
+        f"{exe} summarize\n"
+        f"{exe} prune\n"
+    )
 
 
 def build_schedule(
@@ -539,25 +559,20 @@ def build_schedule(
         raise UsageError(f"unknown platform {platform!r}; choose one of {', '.join(PLATFORMS)}")
     argv = argv or memrecall_argv()
     log = memrecall_home / "logs" / "schedule.log"
-    env = _carried_env(memrecall_home, claude)
+    wrapper = memrecall_home / "bin" / DAILY_WRAPPER
+    script = _wrapper_script(argv, _carried_env(memrecall_home, claude), log)
     if platform == "linux":
-        prefix = " ".join(f"{k}={quote(v, 'linux')}" for k, v in env.items())
-        exe = command_line(argv, "linux")
-        logq = quote(str(log), "linux")
-        line = (
-            f"17 4 * * * mkdir -p {quote(str(log.parent), 'linux')}; "
-            f"{prefix} {exe} summarize >> {logq} 2>&1; {prefix} {exe} prune >> {logq} 2>&1 {CRON_MARK}"
-        )
+        line = f"17 4 * * * {quote(str(wrapper), 'linux')} {CRON_MARK}"
         line = line.replace("%", r"\%")  # cron turns a bare % into a newline
-        return Schedule(platform, line, "your crontab (crontab -l)", cron_line=line)
+        return Schedule(platform, line, "your crontab (crontab -e)", cron_line=line,
+                        wrapper_path=wrapper, wrapper=script)
     if platform == "macos":
-        exe = command_line(argv, "macos")
         plist_path = Path.home() / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
         payload = {
             "Label": LAUNCHD_LABEL,
-            "ProgramArguments": ["/bin/sh", "-c", f"{exe} summarize; {exe} prune"],
-            "EnvironmentVariables": env,
+            "ProgramArguments": [str(wrapper)],
             "StartCalendarInterval": {"Hour": 4, "Minute": 17},
+            # The script logs there itself; these catch a script that cannot start.
             "StandardOutPath": str(log),
             "StandardErrorPath": str(log),
             "RunAtLoad": False,
@@ -567,7 +582,8 @@ def build_schedule(
             f"# {plist_path}\n{data.decode('utf-8')}"
             f"# then: launchctl load -w {quote(str(plist_path), 'macos')}\n"
         )
-        return Schedule(platform, text, str(plist_path), plist_path=plist_path, plist=data)
+        return Schedule(platform, text, str(plist_path), plist_path=plist_path, plist=data,
+                        wrapper_path=wrapper, wrapper=script)
     commands = []
     for name, sub, at in WINDOWS_TASKS:
         commands.append(
@@ -600,6 +616,36 @@ def _read_crontab() -> str:
     return done.stdout
 
 
+def write_wrapper(schedule: Schedule) -> Path | None:
+    """Write the script the cron line or plist runs, executable; untouched when current."""
+    path = schedule.wrapper_path
+    if path is None:
+        return None
+    try:
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        current = None
+    try:
+        if current != schedule.wrapper:
+            write_atomic(path, schedule.wrapper)
+        os.chmod(path, 0o755)  # write_atomic makes 0600 files; cron and launchd execute this
+    except OSError as exc:
+        raise MemrecallError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+def _remove_wrapper(schedule: Schedule) -> None:
+    if schedule.wrapper_path is not None:
+        try:
+            schedule.wrapper_path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise MemrecallError(
+                f"cannot remove {schedule.wrapper_path}: {exc.strerror or exc}"
+            ) from None
+
+
 def install_schedule(schedule: Schedule, memrecall_home: Path, remove: bool = False) -> str:
     """Install (or remove) the daily job on this machine. Returns a one-line outcome."""
     if schedule.platform != current_platform():
@@ -607,6 +653,15 @@ def install_schedule(schedule: Schedule, memrecall_home: Path, remove: bool = Fa
             f"--schedule installs only for this machine ({current_platform()}); "
             f"--platform {schedule.platform} just prints"
         )
+    if not remove:
+        write_wrapper(schedule)  # before the job that runs it
+    outcome = _update_scheduler(schedule, memrecall_home, remove)
+    if remove:
+        _remove_wrapper(schedule)  # after the job that ran it is gone
+    return outcome
+
+
+def _update_scheduler(schedule: Schedule, memrecall_home: Path, remove: bool) -> str:
     if schedule.platform == "linux":
         current = _read_crontab()
         kept = [line for line in current.splitlines() if CRON_MARK not in line]

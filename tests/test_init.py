@@ -535,21 +535,95 @@ def test_only_the_last_backups_are_kept_and_the_users_own_files_stay(
 # --- schedule -----------------------------------------------------------------------------
 
 def test_cron_line(isolated_home: Path) -> None:
+    """One short line that runs the wrapper; the long part (settings, log, both commands) lives
+    in the wrapper, where cron's `%` and line length are no concern."""
     schedule = build_schedule("linux", isolated_home, argv=["/opt/mem recall/bin/memrecall"], claude="/usr/local/bin/claude")
-    line = schedule.text
-    assert line.startswith("17 4 * * * ") and line.endswith("# memrecall daily")
-    assert "'/opt/mem recall/bin/memrecall' summarize" in line and "'/opt/mem recall/bin/memrecall' prune" in line
-    assert f"MEMRECALL_HOME={isolated_home}" in line and "PATH=/usr/local/bin:" in line
-    assert "\n" not in line
+    wrapper = isolated_home / "bin" / "memrecall-daily"
+    assert schedule.wrapper_path == wrapper
+    assert schedule.text == f"17 4 * * * {wrapper} # memrecall daily"
+    script = schedule.wrapper
+    assert script.startswith("#!/bin/sh\n")
+    assert f"export MEMRECALL_HOME={isolated_home}\n" in script
+    assert "export PATH=/usr/local/bin:/usr/local/bin:/usr/bin:/bin\n" in script
+    assert f"exec >> {isolated_home}/logs/schedule.log 2>&1\n" in script
+    exe = "'/opt/mem recall/bin/memrecall'"
+    assert script.endswith(f"{exe} summarize\n{exe} prune\n")
+
+
+def test_cron_line_escapes_percent_in_the_wrapper_path(tmp_path: Path) -> None:
+    home = tmp_path / "50% home"
+    schedule = build_schedule("linux", home, argv=["/x/memrecall"])
+    wrapper = f"'{tmp_path}/50\\% home/bin/memrecall-daily'"
+    assert schedule.text == f"17 4 * * * {wrapper} # memrecall daily"
+    assert f"export MEMRECALL_HOME='{home}'\n" in schedule.wrapper  # a script takes % as it is
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the wrapper is a POSIX sh script")
+def test_the_daily_wrapper_runs_summarize_then_prune_with_the_carried_settings(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrecall.install import write_wrapper
+
+    calls = tmp_path / "calls.txt"
+    fake = tmp_path / "fake memrecall"
+    fake.write_text(f'#!/bin/sh\necho "$1 $MEMRECALL_HOME $MEMRECALL_OBSIDIAN" >> "{calls}"\n'
+                    'echo "ran $1"\n', encoding="utf-8")
+    fake.chmod(0o755)
+    home = tmp_path / "memrecall home"
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(tmp_path / "vault's notes"))
+    schedule = build_schedule("linux", home, argv=[str(fake)])
+    assert write_wrapper(schedule) == home / "bin" / "memrecall-daily"
+    assert stat.S_IMODE(schedule.wrapper_path.stat().st_mode) == 0o755
+    # cron's environment: next to nothing.
+    done = subprocess.run([str(schedule.wrapper_path)], env={"PATH": "/usr/bin:/bin"},
+                          capture_output=True, timeout=60, check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
+    assert calls.read_text(encoding="utf-8").splitlines() == [
+        f"summarize {home} {tmp_path}/vault's notes", f"prune {home} {tmp_path}/vault's notes",
+    ]
+    log = (home / "logs" / "schedule.log").read_text(encoding="utf-8")
+    assert log == "ran summarize\nran prune\n"
+    mtime = schedule.wrapper_path.stat().st_mtime_ns
+    write_wrapper(schedule)  # unchanged: not rewritten
+    assert schedule.wrapper_path.stat().st_mtime_ns == mtime
+
+
+@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="cron is the Linux route")
+def test_init_prints_a_short_cron_line_and_writes_its_wrapper(
+        settings_file: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "init")
+    wrapper = isolated_home / "bin" / "memrecall-daily"
+    assert code == 0
+    assert out == f"17 4 * * * {wrapper} # memrecall daily\n"
+    assert (f"Daily jobs: wrote {wrapper}; add this to your crontab (crontab -e), "
+            "or let memrecall init --schedule do it:") in err
+    assert "crontab -l" not in err
+    exe = hook_command().removesuffix(" recall")
+    assert os.access(wrapper, os.X_OK) and f"\n{exe} summarize\n" in wrapper.read_text()
+    code, out, _ = run(capsys, "init", "--dry-run", "--schedule", "--uninstall")
+    assert code == 0 and wrapper.exists()  # a dry run removes nothing
 
 
 def test_launchd_plist(isolated_home: Path, home: Path) -> None:
     schedule = build_schedule("macos", isolated_home, argv=["/Users/me/.local/bin/memrecall"])
     plist = plistlib.loads(schedule.plist)
     assert plist["Label"] == "com.memrecall.daily"
-    assert plist["ProgramArguments"][-1] == "/Users/me/.local/bin/memrecall summarize; /Users/me/.local/bin/memrecall prune"
+    # The same wrapper as cron's: the settings and both commands live there.
+    assert plist["ProgramArguments"] == [str(isolated_home / "bin" / "memrecall-daily")]
+    assert "EnvironmentVariables" not in plist
+    exe = "/Users/me/.local/bin/memrecall"
+    assert schedule.wrapper.endswith(f"{exe} summarize\n{exe} prune\n")
     assert plist["StartCalendarInterval"] == {"Hour": 4, "Minute": 17}
     assert schedule.plist_path == home / "Library" / "LaunchAgents" / "com.memrecall.daily.plist"
+
+
+def test_another_platform_prints_the_wrapper_instead_of_writing_it(
+        settings_file: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = "macos" if sys.platform != "darwin" else "linux"
+    code, out, err = run(capsys, "init", "--platform", other)
+    wrapper = isolated_home / "bin" / "memrecall-daily"
+    assert code == 0 and not wrapper.exists()
+    assert out.startswith(f"# 1. {wrapper} (chmod 755):\n#!/bin/sh\n")
+    assert "# 2. " in out and f"Daily jobs on {other}: add this to " in err
 
 
 def test_schtasks_commands(isolated_home: Path) -> None:
@@ -599,13 +673,15 @@ def test_schedule_installs_into_crontab(settings_file: Path, fake_crontab: Path,
     code, _, err = run(capsys, "init", "--schedule")
     assert code == 0 and "Added the daily job to the crontab." in err
     (line,) = fake_crontab.read_text(encoding="utf-8").splitlines()
-    assert line.endswith("# memrecall daily")
+    wrapper = isolated_home / "bin" / "memrecall-daily"
+    assert line == f"17 4 * * * {wrapper} # memrecall daily" and os.access(wrapper, os.X_OK)
     fake_crontab.write_text("0 1 * * * backup.sh\n" + line + "\n", encoding="utf-8")
     code, _, err = run(capsys, "init", "--schedule")
     assert "Crontab already up to date." in err
     code, _, err = run(capsys, "init", "--uninstall", "--schedule")
     assert code == 0 and "Removed the memrecall job from the crontab." in err
     assert fake_crontab.read_text(encoding="utf-8") == "0 1 * * * backup.sh\n"
+    assert not wrapper.exists()
     assert json.loads(settings_file.read_text(encoding="utf-8")) == {}
     assert len(list((isolated_home / "backups").glob("crontab-*.txt"))) >= 1
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
+
+if TYPE_CHECKING:
+    from ..install import Schedule
 
 
 def register(app: typer.Typer) -> None:
@@ -34,7 +37,8 @@ def init_command(
 
     Keeps every other setting and hook, is idempotent, and writes the absolute path of
     this memrecall so the hook works without the venv on PATH. Also prints the daily
-    summarize + prune job for cron / launchd / Task Scheduler (--schedule installs it).
+    summarize + prune job for cron / launchd / Task Scheduler (--schedule installs it); cron
+    and launchd run $MEMRECALL_HOME/bin/memrecall-daily, a script init writes.
 
     Example: memrecall init --dry-run
     """
@@ -71,10 +75,10 @@ def init_command(
             err(f"Dry run: {path} needs no change ({_describe(plan.status)}); nothing was written.")
         if schedule:
             err(f"Dry run: with --schedule this would {'remove' if uninstall else 'install'} in {sched.where}:")
-            out(sched.text)
+            out(_with_wrapper(sched) if not uninstall else sched.text)
         return
 
-    from ..install import apply_init
+    from ..install import apply_init, write_wrapper
 
     backup = apply_init(plan)
     if uninstall:
@@ -102,11 +106,25 @@ def init_command(
         err(f"Backup of the previous file: {backup}")
     if schedule:
         err(install_schedule(sched, settings.home, remove=uninstall).capitalize() + ".")
-    elif not uninstall:
-        err(f"Daily jobs: add this to {sched.where} (or run memrecall init --schedule):")
+    elif not uninstall and sched.platform == current_platform():
+        written = write_wrapper(sched)
+        wrote = f"wrote {written}; " if written else ""
+        err(f"Daily jobs: {wrote}add this to {sched.where}, "
+            "or let memrecall init --schedule do it:")
         out(sched.text)
+    elif not uninstall:
+        err(f"Daily jobs on {sched.platform}: add this to {sched.where}:")
+        out(_with_wrapper(sched))
     if not uninstall and plan.status not in ("unchanged", "kept"):
         err("Claude Code picks the change up by itself; interactive sessions run hooks once the folder is trusted.")
+
+
+def _with_wrapper(sched: Schedule) -> str:
+    """The schedule, preceded by the script it runs when init has not written that here."""
+    if sched.wrapper_path is None:
+        return sched.text
+    return (f"# 1. {sched.wrapper_path} (chmod 755):\n{sched.wrapper}"
+            f"# 2. {sched.where}:\n{sched.text}")
 
 
 def _describe(status: str) -> str:
