@@ -417,14 +417,48 @@ def check_hook(project: bool = False) -> list[Check]:
     return checks
 
 
+def _claude_for_summarize(settings: Settings) -> str | None:
+    """The claude program the configured summarize backend runs, or None when it runs none
+    (`extractive`; a `command` of another program)."""
+    import shlex
+
+    summarize = settings.summarize
+    if summarize.backend == "claude":
+        return summarize.claude_command
+    if summarize.backend == "command":
+        try:
+            words = shlex.split(summarize.command, posix=os.name != "nt")
+        except ValueError:
+            return None
+        if words and Path(words[0]).stem.lower() == "claude":
+            return words[0]
+    return None
+
+
 def check_claude(settings: Settings) -> list[Check]:
-    needed = settings.summarize.backend == "claude"
-    program = settings.summarize.claude_command
-    found = shutil.which(program)
-    if not found:
-        status = FAIL if needed else OK
-        detail = f"{program!r} not on PATH" + ("" if needed else f" (not needed: summarize backend is {settings.summarize.backend})")
-        return [Check("claude CLI", status, detail, "install Claude Code or set summarize.claude_command" if needed else "")]
+    """The claude CLI matters only to a summarize backend that runs it: missing it fails
+    then, and is merely noted otherwise (recall never needs it)."""
+    backend = settings.summarize.backend
+    program = _claude_for_summarize(settings)
+    if program is None:
+        found = shutil.which(settings.summarize.claude_command)
+        where = f"found at {found}" if found else "not on PATH"
+        detail = (f"not needed: the {backend} summarize backend does not run it "
+                  f"({settings.summarize.claude_command!r} {where})")
+        return [Check("claude CLI", OK, detail)]
+    from .errors import BackendUnavailable
+    from .summarize.backends import ensure_available, get_backend
+
+    try:
+        # The backend's own test: doctor and summarize agree on whether it can start.
+        ensure_available(get_backend(backend, settings))
+    except BackendUnavailable as exc:
+        return [Check(
+            "claude CLI", FAIL, f"{exc}; the {backend} summarize backend runs it",
+            "install Claude Code, set [summarize] claude_command to its path, or summarize "
+            'without it: [summarize] backend = "extractive" in config.toml',
+        )]
+    found = shutil.which(program) or program
     try:
         done = _run([found, "--version"], timeout=20, env={**os.environ, "MEMRECALL_INTERNAL": "1"})
         version = (done.stdout.strip().splitlines() or ["version unknown"])[0]

@@ -113,9 +113,41 @@ def test_no_hook_and_no_claude_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         "name": "hook", "status": "fail", "detail": "the memrecall hook is not in any Claude Code settings file",
         "fix": "run memrecall init (or install the memrecall plugin)", "ms": found["hook"]["ms"],
     }
-    assert found["claude CLI"]["status"] == "fail"
+    assert found["claude CLI"]["status"] == "fail"  # the default backend, claude, runs it
+    detail = "claude CLI not found ('claude' is not on PATH); the claude summarize backend runs it"
+    assert found["claude CLI"]["detail"] == detail
+    assert 'backend = "extractive"' in found["claude CLI"]["fix"]
     assert found["summarize"] == {**found["summarize"], "status": "warn", "detail": "never run"}
     assert err.startswith("Error: 2 of ") and "checks failed" in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(("summarize", "needed"), [
+    ('backend = "extractive"', False),
+    ('backend = "command"\ncommand = "ollama run llama3"', False),
+    ('backend = "command"\ncommand = "claude -p --model sonnet"', True),
+    ('backend = "claude"\nclaude_command = "/opt/claude-code/bin/claude"', True),
+])
+def test_a_missing_claude_fails_only_when_the_summarize_backend_runs_it(
+        tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], summarize: str, needed: bool) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    (isolated_home / "config.toml").write_text(f"[summarize]\n{summarize}\n", encoding="utf-8")
+    code, out, err = run(capsys, "doctor", "--json")
+    assert code == 1
+    claude = checks(out)["claude CLI"]
+    backend = summarize.split('"')[1]
+    if needed:
+        assert claude["status"] == "fail"
+        assert claude["detail"].endswith(f"the {backend} summarize backend runs it")
+        assert err.startswith("Error: 2 of ")  # the hook, and claude
+    else:
+        assert claude == {**claude, "status": "ok", "fix": "",
+                          "detail": f"not needed: the {backend} summarize backend does not run it "
+                                    "('claude' not on PATH)"}
+        assert err.startswith("Error: 1 of ")  # only the hook, not installed here
 
 
 def test_hook_pointing_at_a_missing_program_fails(healthy: Path, capsys: pytest.CaptureFixture[str]) -> None:
