@@ -484,7 +484,8 @@ def check_summarize(settings: Settings) -> list[Check]:
     checks: list[Check] = []
     finished = record.get("finished")
     age = _age_days(finished, settings.now)
-    failed = record.get("failed") if isinstance(record.get("failed"), list) else []
+    listed = record.get("failed")
+    failed = listed if isinstance(listed, list) else []
     detail = (
         f"last run {finished or 'unfinished'}: {record.get('summarized', 0)} summarized, "
         f"{sum(v for v in (record.get('skipped') or {}).values() if isinstance(v, int))} skipped, {len(failed)} failed"
