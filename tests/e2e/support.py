@@ -479,9 +479,10 @@ class Interactive:
     """One interactive Claude Code session in a private tmux server; killed on exit."""
 
     def __init__(self, claude: Path, ws: Workspace, base_url: str, timeout: float = 60,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
         self.claude, self.ws, self.base_url, self.timeout = claude, ws, base_url, timeout
         self.env = env or {}
+        self.args = args  # more `claude` options, e.g. ("--plugin-dir", path)
         self.name = f"mre2e{os.getpid()}{uuid.uuid4().hex[:6]}"
         self.socket = str(ws.root / "tmux.sock")
         self.before: set[Path] = set()
@@ -497,7 +498,8 @@ class Interactive:
         perm = json.dumps({"permissions": {"allow": ALLOW, "defaultMode": "acceptEdits"}})
         envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
         cmd = (f"cd {shlex.quote(str(self.ws.cwd))} && exec env -i {envs} "
-               f"{shlex.quote(str(self.claude))} --settings {shlex.quote(perm)}")
+               f"{shlex.quote(str(self.claude))} --settings {shlex.quote(perm)} "
+               f"{' '.join(shlex.quote(a) for a in self.args)}")
         proc = self.tmux("new-session", "-d", "-s", self.name, "-x", "160", "-y", "50", cmd)
         if proc.returncode != 0:
             raise RuntimeError(f"tmux new-session failed: {proc.stderr}")
