@@ -6,6 +6,7 @@ fsync, rename), so a kill mid-write leaves the old file or the new one, never ha
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from contextlib import contextmanager
@@ -21,7 +22,9 @@ class LockTimeout(TimeoutError):
     """Another process held the lock for longer than the caller was willing to wait."""
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
+def write_atomic(path: Path, data: str | bytes, *, exclusive: bool = False) -> None:
+    """`exclusive`: never replace an existing file; FileExistsError if `path` exists, even
+    when another process creates it while this one writes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     # What tempfile.mkstemp does (exclusive create, 0600, dot-name beside the target), without
@@ -33,13 +36,32 @@ def write_atomic(path: Path, data: str | bytes) -> None:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        if exclusive:
+            _link_new(tmp, path)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         try:
             os.unlink(tmp)
         except OSError:
             pass
         raise
+
+
+def _link_new(tmp: str, path: Path) -> None:
+    """Give the finished temp file its name only if that name is free: a hard link is
+    created atomically or not at all, where a rename would replace what is there."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:
+        # No hard links on this file system (FAT, some network shares): check, then rename.
+        if os.path.lexists(path):
+            raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(path)) from None
+        os.replace(tmp, path)
+        return
+    os.unlink(tmp)
 
 
 def write_json_atomic(path: Path, value: Any) -> None:
