@@ -80,6 +80,8 @@ class Hit:
     fields: dict[str, str] = field(default_factory=dict)
     # Known (from the index) to hold nothing redaction would touch.
     clean: bool = False
+    # Frontmatter tags and inline #tags of a note, a beads issue's labels.
+    tags: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -90,6 +92,11 @@ class Hit:
         return f"{self.store}:{root_tag(self.root)}:{self.ref}"
 
     def as_json(self) -> dict[str, Any]:
+        from .memories import summary_line
+
+        # Redacted here, not with the title: only `search --json` shows them.
+        redact = (lambda text: text) if self.clean else redact_fast
+        summary = "" if self.store == "beads" else summary_line(self.path)
         return {
             "store": self.store,
             "ref": self.ref,
@@ -103,6 +110,10 @@ class Hit:
             "status": self.status,
             "priority": self.priority,
             "close_reason": self.close_reason or None,
+            # What a reader picks candidates by: the note's own one-line summary, else the
+            # line that matched best.
+            "summary": redact(summary) or self.snippet,
+            "tags": [redact(tag) for tag in self.tags],
         }
 
 
@@ -644,6 +655,7 @@ def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int],
         best=best,
         root=cand.root,
         clean=cand.clean,
+        tags=list(cand.doc.tags),
         fields={
             (scorer.by_key[k].text if k in scorer.by_key else k): ("head" if k in heading else "body")
             for k in matched_keys

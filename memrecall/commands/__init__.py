@@ -9,6 +9,8 @@ import typer
 # Modules are imported only when the Typer app is built (never on the hook path).
 COMMAND_MODULES: tuple[str, ...] = (
     "search",
+    "show",
+    "save",
     "index",
     "demo",
     "summarize",
