@@ -373,7 +373,8 @@ def test_a_10_mb_note_is_refused_without_being_read_whole(repo: Path) -> None:
 
 
 def test_a_note_just_under_the_limit_is_saved(cli: Cli) -> None:
-    body = "# 長いメモ\n" + "x" * (1_000_000 - len("# 長いメモ\n".encode("utf-8")))
+    head = "# 長いメモ\n"
+    body = head + "x" * (1_000_000 - len(head.encode()))
     assert len(body.encode("utf-8")) == 1_000_000
     result = cli.json(body)
     assert Path(result["path"]).read_text(encoding="utf-8").endswith("x" * 1000 + "\n")

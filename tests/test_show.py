@@ -222,8 +222,8 @@ def test_a_beads_issue_is_rendered_readably(stores: Stores, capsys: Capsys) -> N
     for line in (
         "status: closed · priority: P1 · type: bug · assignee: hanako",
         "labels: payment, timeout",
-        "## Description\nPAY-1234: 決済 API が 10 秒でタイムアウトする。\n"
-        "再試行で二重決済になる恐れ。",
+        ("## Description\nPAY-1234: 決済 API が 10 秒でタイムアウトする。\n"
+         "再試行で二重決済になる恐れ。"),
         "## Design\n冪等キーを決済リクエストに付ける。",
         "## Acceptance criteria\n二重決済がゼロ。",
         "## Notes\nステージングで 1 週間観察した。",
