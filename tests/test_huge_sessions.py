@@ -141,3 +141,153 @@ def test_the_real_caps_bound_what_a_long_paste_session_keeps(tmp_path: Path) -> 
     assert _kept(session) <= transcripts.SESSION_KEEP_CHARS + transcripts.EVENT_KEEP_CHARS
     assert all(len(e.text) <= transcripts.EVENT_KEEP_CHARS + 100 for e in session.events)
     assert session.dropped_chars > 5_000_000
+
+
+# --- a long session's extractive summary says as much as a short one's ---------------------
+
+def _session_records(steps: list[dict[str, object]]) -> list[dict[str, object]]:
+    """Claude Code records from steps: {"user": text} | {"say": text} | {"bash": cmd, "out": text,
+    "error": bool} | {"edit": path}."""
+    base = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
+    out: list[dict[str, object]] = []
+    for n, step in enumerate(steps):
+        common = {"sessionId": SID, "cwd": "/home/dev/shop", "entrypoint": "cli", "isSidechain": False,
+                  "timestamp": (base + timedelta(seconds=30 * n)).isoformat(), "uuid": f"r{n}"}
+        if "user" in step:
+            out.append({**common, "type": "user", "message": {"role": "user", "content": step["user"]}})
+        elif "say" in step:
+            out.append({**common, "type": "assistant", "message": {
+                "id": f"m{n}", "role": "assistant", "content": [{"type": "text", "text": step["say"]}]}})
+        else:
+            tool, key = ("Bash", "command") if "bash" in step else ("Edit", "file_path")
+            value = step.get("bash") or f"/home/dev/shop/{step['edit']}"
+            out.append({**common, "type": "assistant", "message": {"id": f"m{n}", "role": "assistant", "content": [
+                {"type": "tool_use", "id": f"t{n}", "name": tool, "input": {key: value}}]}})
+            out.append({**common, "uuid": f"r{n}b", "type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": f"t{n}", "is_error": bool(step.get("error")),
+                 "content": str(step.get("out") or "ok")}]}})
+    return out
+
+
+def _long_run() -> list[dict[str, object]]:
+    """One request, then two hours of autonomous work (as in the real corpus: 1 prompt, 400
+    replies), with what matters in its middle: a decision, a failed and then fixed test run,
+    a milestone, files edited."""
+    steps: list[dict[str, object]] = [{"user": "INV-88 の在庫同期バッチを差分同期に書き換えて、終わるまで続けて"}]
+    for n in range(60):
+        steps.append({"say": f"次に sync_worker の {n} 番目の処理を確認します。"})
+        steps.append({"edit": f"internal/inventory/step_{n % 5}.go"})
+        if n == 20:
+            steps.append({"say": "全件同期は残さず、差分同期に一本化することにしました。"})
+        if n == 30:
+            steps.append({"bash": "go test ./internal/inventory/...", "error": True,
+                          "out": "Exit code 1\n--- FAIL: TestDiffSync (0.01s)\n    sync_test.go:42: want 3 got 2"})
+            steps.append({"say": "境界条件のバグを直しました。"})
+            steps.append({"bash": "go test ./internal/inventory/...", "out": "ok  internal/inventory 0.2s"})
+            steps.append({"say": "在庫同期のテストがすべて通りました。"})
+    steps.append({"say": "差分同期への書き換えが完了しました。INV-88 はクローズできます。"})
+    return steps
+
+
+def _extractive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, steps: list[dict[str, object]]) -> str:
+    from memrecall.config import load_settings
+    from memrecall.summarize.pipeline import SummarizeOptions, run_summarize
+
+    projects = tmp_path / "projects"
+    path = projects / "-home-dev-shop" / f"{SID}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in _session_records(steps)),
+                    encoding="utf-8")
+    os.utime(path, (time.time() - 7200, time.time() - 7200))
+    monkeypatch.setenv("MEMRECALL_HOME", str(tmp_path / "home"))  # a ledger of its own
+    monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(projects))
+    monkeypatch.setenv("MEMRECALL_SUMMARIES", str(tmp_path / "summaries"))
+    settings = load_settings()
+    settings.summarize.backend = "extractive"
+    settings.summarize.min_chars = 0  # short sessions too
+    report = run_summarize(settings, SummarizeOptions())
+    assert report.summarized == 1, report.rows
+    return next((tmp_path / "summaries").rglob("*.md")).read_text(encoding="utf-8")
+
+
+def _section(text: str, name: str) -> list[str]:
+    body = text.split(f"## {name}\n", 1)[1].split("\n## ", 1)[0]
+    return [line for line in body.splitlines() if line.startswith("- ")]
+
+
+def test_a_long_autonomous_session_says_what_was_done_decided_and_fixed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memrecall.summarize.extractive import BULLET_CHARS, MAX_ERRORS, MAX_MILESTONES, MAX_REQUESTS
+
+    text = _extractive(tmp_path, monkeypatch, _long_run())
+    did = _section(text, "何をしてた")
+    # The request and how it ended, not just the prompt.
+    assert did[0].startswith("- INV-88 の在庫同期バッチを差分同期に書き換えて") and "完了しました" in did[0]
+    # From the middle of the run: a milestone, and the error that was fixed.
+    assert any("テストがすべて通りました" in line for line in did)
+    assert any("go test ./internal/inventory/..." in line and "TestDiffSync" in line and "解決" in line
+               for line in did)
+    assert _section(text, "決まったこと") == ["- 全件同期は残さず、差分同期に一本化することにしました。"]
+    assert "- internal/inventory/step_0.go" in _section(text, "触ったファイル")
+    # Within the summary's limits however long the session.
+    assert len(did) <= MAX_REQUESTS + MAX_MILESTONES + MAX_ERRORS
+    assert all(len(line) <= BULLET_CHARS + 2 for line in did)
+    assert "[[INV-88]]" in text
+
+
+def test_a_long_session_says_as_much_as_a_short_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before, "what we did" listed prompts only: two prompts and four hundred replies gave two
+    lines, the same as a session of two small questions."""
+    short: list[dict[str, object]] = [
+        {"user": "INV-88 の在庫同期バッチを差分同期に書き換えて"}, {"edit": "internal/inventory/sync.go"},
+        {"say": "差分同期に書き換えました。"}, {"user": "全件同期は残さず、差分同期に一本化することにしよう"},
+        {"say": "了解です。"}, {"user": "テストも回して"},
+        {"bash": "go test ./internal/inventory/...", "out": "ok"}, {"say": "テストがすべて通りました。"}]
+    short_text = _extractive(tmp_path / "short", monkeypatch, short)
+    long_text = _extractive(tmp_path / "long", monkeypatch, _long_run())
+    for name in ("何をしてた", "決まったこと"):
+        assert len(_section(long_text, name)) >= len(_section(short_text, name)), name
+    assert len(_section(long_text, "何をしてた")) >= 3
+
+
+def test_a_pasted_log_does_not_stand_in_for_the_request(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    paste = "2026-11-30 ERROR payment timeout retry=3 在庫同期バッチ失敗 order=12345\n" * 300
+    steps: list[dict[str, object]] = [
+        {"user": f"このログを見て\n{paste}なぜ order=12345 だけ落ちる？"}, {"say": "タイムアウト設定が原因です。"},
+        {"user": "じゃあ直して"}, {"edit": "internal/payment/client.go"}, {"say": "タイムアウトを延ばしました。"},
+        {"user": "ありがとう、PAY-1234 に記録しておいて"}, {"say": "PAY-1234 に記録しました。"},
+    ]
+    text = _extractive(tmp_path, monkeypatch, steps)
+    did = _section(text, "何をしてた")
+    assert did[0] == "- このログを見て … なぜ order=12345 だけ落ちる？ → タイムアウト設定が原因です。"
+    assert "ERROR payment" not in "\n".join(did)
+
+
+def test_corpus_long_sessions_are_summarized_informatively(corpus: Path, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real long sessions of the corpus (1,600–2,400 records, one or two prompts each)."""
+    import shutil
+
+    from memrecall.config import load_settings
+    from memrecall.summarize.pipeline import SummarizeOptions, run_summarize
+
+    source = corpus / "claude-transcripts" / "spotter" / "test" / "fixtures" / "transcripts"
+    projects = tmp_path / "projects" / "-home-USER-projects-spotter"
+    projects.mkdir(parents=True)
+    for sid in ("ae4a77f8-aedd-4bc1-888f-c94edc91af04", "8463c716-a2ea-4c14-9efa-87158ebd9f20",
+                "fa812bfe-b295-4cca-9c2f-fdf01028cb46"):
+        shutil.copy(source / f"{sid}.jsonl", projects / f"{sid}.jsonl")
+        os.utime(projects / f"{sid}.jsonl", (time.time() - 7200, time.time() - 7200))
+    monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(tmp_path / "projects"))
+    monkeypatch.setenv("MEMRECALL_SUMMARIES", str(tmp_path / "summaries"))
+    settings = load_settings()
+    settings.summarize.backend = "extractive"
+    assert run_summarize(settings, SummarizeOptions()).summarized == 3
+    for path in (tmp_path / "summaries").rglob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        did = _section(text, "What we did")
+        assert len(did) >= 5, (path.name, did)  # requests, milestones and errors, not 1–3 prompts
+        assert any("pass" in line for line in did), (path.name, did)  # the test runs' outcome
+        assert any(line.startswith("- Error `") for line in did), (path.name, did)
+        links = text.split("## Topics\n", 1)[1].split("\n", 1)[0]
+        assert links.count("[[") >= 5, links

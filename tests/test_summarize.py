@@ -512,3 +512,61 @@ def test_corpus_end_to_end_extractive(corpus: Path, env: dict[str, Path]) -> Non
     for line in (ln.strip() for ln in injected.replace("\\n", "\n").split("\n")):
         if len(line) > 25 and line not in TURNS[0][0]:
             assert line not in text, line
+
+
+TOPIC_TURNS = [
+    ("PAY-1234 の件、before と after を確認して。retry_count と PaymentGateway をまず確認",
+     "確認しました。retry_count は 3、PaymentGateway は Stripe を呼んでいます。before の値も確認済みです。", "Read"),
+    ("Stripe の在庫同期の処理も確認して update して。ファイルは UTF-8 で保存",
+     "在庫同期を確認して update しました。PaymentGateway の retry_count も update しました。", "Edit"),
+    ("じゃあ PAY-1234 は retry_count を 2 にする方針で確定。Stripe 側の在庫同期も同じで",
+     "了解しました。PAY-1234 は retry_count 2 で確定です。Before merging, I will create the parallel commands.", None),
+]
+
+
+def _links(text: str) -> list[str]:
+    import re
+
+    topics = text.split("## 出てきた話題\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"\[\[([^\]]+)\]\]", topics)
+
+
+def test_extractive_links_only_names_worth_a_graph_node(env: dict[str, Path]) -> None:
+    """[[before]], [[確認]], [[update]] cluttered the Obsidian graph: stopwords, everyday words
+    (generic.txt) and plain English words are never linked; ids, identifiers, proper nouns
+    and Japanese compounds are."""
+    write(env["projects"] / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TOPIC_TURNS))
+    assert run().summarized == 1
+    [path] = summaries(env["summaries"])
+    text = path.read_text(encoding="utf-8")
+    links = _links(text)
+    assert {"PAY-1234", "retry_count", "PaymentGateway", "Stripe", "在庫同期"} <= set(links), links
+    for junk in ("before", "Before", "after", "確認", "update", "create", "parallel", "commands",
+                 "UTF-8", "client.go", "client", "処理"):
+        assert junk not in links, junk
+    assert links[0] == "PAY-1234"  # ids first
+    import yaml
+
+    assert yaml.safe_load(text.split("---\n")[1])["tags"] == links  # the tags are the links
+
+
+def test_extractive_links_are_capped_and_ids_leave_room(env: dict[str, Path]) -> None:
+    from memrecall.summarize.extractive import MAX_ID_LINKS, MAX_LINKS
+
+    names = " ".join(f"PAY-{n} handler_{n}_retry" for n in range(20))
+    turns = [(f"{names} を見て", f"{names} を見ました。", None) for _ in range(3)]
+    write(env["projects"] / PROJECT / f"{sid(1)}.jsonl", records(sid(1), turns))
+    assert run().summarized == 1
+    links = _links(summaries(env["summaries"])[0].read_text(encoding="utf-8"))
+    assert len(links) == MAX_LINKS
+    assert sum(link.startswith("PAY-") for link in links) == MAX_ID_LINKS
+
+
+def test_extractive_link_words_come_from_the_users_lists_too(env: dict[str, Path]) -> None:
+    """A word a person added to $MEMRECALL_HOME/generic.txt or stopwords.txt is not linked."""
+    (env["home"] / "generic.txt").write_text("PaymentGateway\n", encoding="utf-8")
+    (env["home"] / "stopwords.txt").write_text("Stripe\n", encoding="utf-8")
+    write(env["projects"] / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TOPIC_TURNS))
+    assert run().summarized == 1
+    links = _links(summaries(env["summaries"])[0].read_text(encoding="utf-8"))
+    assert "PaymentGateway" not in links and "Stripe" not in links and "PAY-1234" in links

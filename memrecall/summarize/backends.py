@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import shutil
 import subprocess
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Protocol
@@ -29,9 +27,9 @@ from ..config import Settings
 from ..errors import BackendUnavailable, SummarizeError, UsageError
 from ..redact import redact
 from ..resources import template
-from ..transcripts import Session, cut_head
+from ..transcripts import Session
 from .condense import Condensed
-from .postfilter import NONE_LINE, SECTIONS, TITLE_MAX
+from .extractive import ExtractiveBackend
 
 # The environment of a Claude Code session that would make a child `claude` behave as a
 # nested session (or hand it the parent's session id).
@@ -243,108 +241,6 @@ class CommandBackend(_LLMBackend):
             err = proc.stderr.decode("utf-8", errors="replace")
             raise SummarizeError(f"command exited with {proc.returncode}: {_one_line(redact(err)[0]) or '(no stderr)'}")
         return proc.stdout.decode("utf-8", errors="replace")
-
-
-# --- extractive ---------------------------------------------------------------------------
-
-_DECISION = re.compile(
-    r"(決定|決め|決ま|確定|方針|にしよう|でいこう|でいく|ことにし|ことにする|のままで|で合意|"
-    r"\bdecid|\bagreed\b|\bsettle|let's go with|\bwe(?:'ll| will) (?:use|keep|go)|\bthe rule\b|\bchose\b)",
-    re.I,
-)
-_ID = re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d{1,6}\b")
-_URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
-_KATAKANA = re.compile(r"[ァ-ヴー]{3,}")
-_KANJI = re.compile(r"[\u4e00-\u9fff]{2,6}")
-_WORD = re.compile(r"\b[A-Za-z][A-Za-z0-9_]{3,}\b")
-_STOP = set("""this that with from have will what when where which there their about would could should
-into your just them then than also here been were they like make sure need file files code let
-okay please thanks thank done check look using used want going know think start first time does
-session work read write edit true false none null return import function class self test tests""".split())
-
-
-def _sentences(text: str) -> list[str]:
-    parts = re.split(r"(?<=[。！？!?])\s*|(?<=\.)\s+|\n+", text)
-    return [" ".join(p.split()) for p in parts if p and p.strip()]
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else cut_head(text, limit - 1).rstrip() + "…"
-
-
-class ExtractiveBackend:
-    """No LLM: the sections come straight from the transcript (frontmatter says so)."""
-
-    name = "extractive"
-
-    def __init__(self, settings: Settings) -> None:
-        self.settings = settings
-
-    def summarize(self, job: SummaryJob) -> str:
-        s = job.session
-        lang = "ja" if job.language == "ja" else "en"
-        names = SECTIONS[lang]
-        # Redact before any cutting: a key cut in half no longer looks like a key.
-        humans = [" ".join(redact(e.text)[0].split()) for e in s.human_turns if e.text.strip()]
-        assistants = [redact(e.text)[0] for e in s.assistant_texts]
-        title = redact(s.title_hint())[0] or (humans[0] if humans else s.session_id[:8])
-        title = _cut(" ".join(title.split()), TITLE_MAX[lang])
-        did = [f"- {_cut(h, 120)}" for h in humans[:5]]
-        if len(humans) > 5:
-            did[-1] = f"- {_cut(humans[-1], 120)}"
-        decisions: list[str] = []
-        for text in humans + assistants:
-            for sentence in _sentences(text):
-                if _DECISION.search(sentence) and len(sentence) >= 8:
-                    line = f"- {_cut(sentence, 160)}"
-                    if line not in decisions:
-                        decisions.append(line)
-        decisions = decisions[-5:]  # later statements settle what earlier ones proposed
-        files = s.files()[:30]
-        urls: list[str] = []
-        for text in humans + assistants + [c.url or "" for c in s.tool_calls]:
-            for url in _URL.findall(text):
-                url = url.rstrip(".,、。")
-                if url not in urls:
-                    urls.append(url)
-        topics = self._topics(s, humans, assistants, files)
-        last = _cut(" ".join(assistants[-1].split()), 160) if assistants else ""
-        overview = _cut(humans[0], 160) if humans else ""
-        body = [f"## {title}", overview + (f" → {last}" if last and last != overview else ""), ""]
-        body += [f"## {names[0]}", *(did or [NONE_LINE]), ""]
-        body += [f"## {names[1]}", *(decisions or [NONE_LINE]), ""]
-        body += [f"## {names[2]}", *([f"- {f}" for f in files] or [NONE_LINE]), ""]
-        body += [f"## {names[3]}", *([f"- {u}" for u in urls[:10]] or [NONE_LINE]), ""]
-        body += [f"## {names[4]}", " ".join(f"[[{t}]]" for t in topics) or NONE_LINE, ""]
-        if topics:
-            body.append(f"keywords: {', '.join(topics)}")
-        text = "\n".join(body) + "\n"
-        # Nothing leaves the machine, but the summary is written to disk: redact it too.
-        return redact(text)[0]
-
-    @staticmethod
-    def _topics(s: Session, humans: list[str], assistants: list[str], files: list[str]) -> list[str]:
-        text = "\n".join(humans + assistants)
-        ordered: list[str] = []
-        for found in _ID.findall(text):
-            if found not in ordered:
-                ordered.append(found)
-        counts: Counter[str] = Counter()
-        for pattern in (_KATAKANA, _KANJI):
-            counts.update(pattern.findall(text))
-        counts.update(w for w in _WORD.findall(text) if w.lower() not in _STOP and not w.isdigit())
-        for path in files:
-            stem = Path(path).stem
-            if len(stem) >= 3:
-                counts[stem] += 2
-        for word, n in counts.most_common(20):
-            if n < 2 and len(ordered) >= 3:
-                break
-            if word not in ordered:
-                ordered.append(word)
-            if len(ordered) >= 8:
-                break
-        return ordered[:8]
 
 
 register_backend("claude", ClaudeBackend)

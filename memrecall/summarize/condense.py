@@ -36,6 +36,9 @@ class Condensed:
     redactions: int = 0
     capped: bool = False
     language: str = "en"
+    # Each prompt and reply as redacted here, by its text: the extractive backend reads
+    # them whole, and redacting a long session twice doubled its time.
+    redacted: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def chars(self) -> int:
@@ -160,7 +163,14 @@ def chunk(text: str, size: int) -> list[str]:
 
 
 def condense(session: Session, max_input_chars: int, chunk_chars: int, language: str = "auto") -> Condensed:
-    full, count = render(session)
+    redacted: dict[str, str] = {}
+
+    def remember(text: str) -> tuple[str, int]:
+        clean, n = redact(text)
+        redacted[text] = clean
+        return clean, n
+
+    full, count = render(session, remember)
     capped_text, capped = cap(full, max(max_input_chars, 1000))
     return Condensed(
         text=capped_text,
@@ -169,4 +179,5 @@ def condense(session: Session, max_input_chars: int, chunk_chars: int, language:
         redactions=count,
         capped=capped,
         language=session_language(session, language),
+        redacted=redacted,
     )
