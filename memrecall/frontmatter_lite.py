@@ -1,8 +1,10 @@
 """Read YAML frontmatter on the hook's hot path without importing yaml (≈17 ms).
 
 Handles what notes and summaries actually use: `key: value`, quoted strings, flow lists
-`[a, b]` and block lists. Anything fancier (nested maps, anchors, multi-line scalars)
-falls back to PyYAML's safe loader, so nothing is silently misread.
+`[a, b]` and block lists. Anything fancier (nested maps, anchors, multi-line scalars,
+escapes in double quotes) falls back to PyYAML's safe loader, so nothing is silently
+misread. Off the hot path memrecall reads and writes frontmatter with python-frontmatter;
+tests/test_frontmatter_agreement.py proves both read the fields memrecall uses alike.
 """
 
 from __future__ import annotations
@@ -29,24 +31,81 @@ def split(text: str) -> tuple[str | None, str, int]:
     return None, text, 0
 
 
+_NULLS = frozenset({"null", "Null", "NULL", "~"})
+
+
+class _NeedsYaml(Exception):
+    """A value this reader does not handle exactly: PyYAML reads the whole block."""
+
+
+def _quoted(value: str) -> tuple[str, str]:
+    """A quoted scalar at the start of `value` → (its text, what follows it)."""
+    quote = value[0]
+    index = 1
+    while index < len(value):
+        char = value[index]
+        if quote == '"' and char == "\\":
+            raise _NeedsYaml  # escapes (`\n`, `\u3042`) are PyYAML's to decode
+        if char == quote:
+            if quote == "'" and value[index + 1: index + 2] == "'":
+                index += 2  # '' is a single quote inside single quotes
+                continue
+            text = value[1:index]
+            return (text.replace("''", "'") if quote == "'" else text), value[index + 1:]
+        index += 1
+    raise _NeedsYaml  # the closing quote is on another line
+
+
 def _scalar(raw: str) -> Any:
     value = raw.strip()
-    if not value:
-        return None
-    if value[0] in "\"'" and value[-1:] == value[0] and len(value) >= 2:
-        return value[1:-1]
+    if not value or value.startswith("#"):
+        return None  # `tags: #x` is a comment to YAML: no value
+    if value[0] in "\"'":
+        text, rest = _quoted(value)
+        if rest.strip() and not rest.strip().startswith("#"):
+            raise _NeedsYaml
+        return text
     if " #" in value:
         value = value.split(" #", 1)[0].rstrip()
-    return value
+    return None if value in _NULLS else value
 
 
 def _flow_list(raw: str) -> list[Any]:
-    inner = raw.strip()[1:-1]
-    return [v for v in (_scalar(part) for part in inner.split(",")) if v is not None]
+    """`[a, 'b, c', d] # note` → three items: commas inside quotes stay, a comment goes."""
+    value = raw.strip()
+    parts: list[str] = []
+    current: list[str] = []
+    quote = ""
+    for index, char in enumerate(value[1:], 1):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "]":
+            rest = value[index + 1:].strip()
+            if rest and not rest.startswith("#"):
+                raise _NeedsYaml
+            parts.append("".join(current))
+            return [v for v in (_scalar(part) for part in parts) if v is not None]
+        elif char in "[{}":
+            raise _NeedsYaml  # nested collections
+        elif char == ",":
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    raise _NeedsYaml  # the list goes on over more lines
 
 
 def parse(front: str) -> dict[str, Any]:
     """Parse a frontmatter block; a block that cannot be parsed gives {}."""
+    try:
+        return _parse(front)
+    except _NeedsYaml:
+        return _yaml_fallback(front)
+
+
+def _parse(front: str) -> dict[str, Any]:
     data: dict[str, Any] = {}
     current_list: list[Any] | None = None
     for line in front.split("\n"):
@@ -71,7 +130,7 @@ def parse(front: str) -> dict[str, Any]:
         if not raw.strip():
             current_list = []
             data[key] = current_list
-        elif raw.strip().startswith("[") and raw.strip().endswith("]"):
+        elif raw.strip().startswith("["):
             data[key] = _flow_list(raw)
             current_list = None
         else:
@@ -97,5 +156,6 @@ def as_list(value: Any) -> list[str]:
     if isinstance(value, (list, tuple)):
         items = [str(v) for v in value if v is not None]
     else:
-        items = re.split(r"[,\s]+", str(value)) if "," in str(value) or " " in str(value) else [str(value)]
+        text = str(value)
+        items = re.split(r"[,\s]+", text) if "," in text or " " in text else [text]
     return [item.strip().lstrip("#") for item in items if item.strip().lstrip("#")]

@@ -16,7 +16,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from . import frontmatter_lite
 from .config import Settings
 from .errors import MemrecallError
 from .recall_log import LOG_PREFIX, log_files
@@ -52,9 +51,20 @@ def is_memrecall_summary(path: Path, meta: dict[str, Any]) -> bool:
     return session.strip().lower().startswith(match[4].lower())
 
 
+def read_frontmatter(text: str) -> dict[str, Any]:
+    """A file's frontmatter fields via python-frontmatter (prune is off the hook's hot path,
+    where frontmatter_lite reads them); none, or malformed, gives {}."""
+    import frontmatter  # pulls in yaml: imported only when prune reads a file
+
+    try:
+        meta, _ = frontmatter.parse(text.removeprefix("\ufeff"))
+    except Exception:  # a person's malformed note must not stop prune: it is not a summary
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
 def summary_info(path: Path, root: Path) -> SummaryInfo | None:
-    front, _, _ = frontmatter_lite.split(read_head(path))
-    meta = frontmatter_lite.parse(front) if front else {}
+    meta = read_frontmatter(read_head(path))
     if not is_memrecall_summary(path, meta):
         return None
     rel = path.relative_to(root).as_posix()

@@ -300,3 +300,26 @@ def test_a_state_in_use_during_apply_is_kept_and_idle_ones_go(env: Path, isolate
     # Once the session is done with it, and it stays idle, the next prune takes it.
     code, _, err = run(capsys, "prune")
     assert code == 0 and not busy.exists()
+
+
+def test_reads_what_the_summary_writer_writes_and_leaves_malformed_yaml_alone(env: Path) -> None:
+    """prune reads frontmatter with python-frontmatter, like the writer writes it."""
+    from memrecall.prune import plan_prune
+    from memrecall.summarize.writer import SummaryMeta, render_file
+
+    written = env / "2026" / "05" / "2026-05-02-0a1b2c3d.md"
+    written.parent.mkdir(parents=True)
+    when = datetime(2026, 5, 2, 1, 0, tzinfo=timezone.utc)
+    meta = SummaryMeta(title="Don't retry: 決済", date=when,
+                       session_id="0a1b2c3d-1111-2222-3333-444455556666", project="shop", cwd="/x",
+                       git_branch="", tags=["PAY-1", "a, b"], recalled=["beads:PAY-1"])
+    written.write_text(render_file(meta, "## What we did\n- x\n"), encoding="utf-8")
+    broken = summary(env, "2026-05-03", "deadbeef")
+    text = broken.read_text(encoding="utf-8")
+    broken.write_text(text.replace("project: demo", "tags: [unclosed"), encoding="utf-8")
+    settings = load_settings()
+    plan = plan_prune(settings, parse_age("90d", settings.now))
+    by_path = {item.path: item for item in plan.items}
+    assert by_path[written].date_source == "frontmatter"
+    assert by_path[written].date == when
+    assert broken not in by_path and broken in plan.not_summaries

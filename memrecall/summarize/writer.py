@@ -12,15 +12,17 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..atomic import write_atomic
 from ..redact import redact
 
 _CHECKSUM_LINE = re.compile(r"^checksum: *(\S+) *\n", re.M)
-# YAML plain scalars that need no quoting (and that frontmatter_lite reads back unchanged).
-_PLAIN = re.compile(r"^[^\s\-?:,\[\]{}#&*!|>'\"%@`][^,\[\]{}#'\"]*(?<![\s:])$")
-_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "~"}
+# One line per field however long: a folded line would send the hook's fast reader
+# (frontmatter_lite) to PyYAML for every summary it reads.
+_NO_WRAP = 1 << 30
 
 
 @dataclass
@@ -40,54 +42,56 @@ class SummaryMeta:
     summarized: datetime | None = None
 
 
-def _scalar(value: str) -> str:
-    value = " ".join(str(value).split())
-    if not value:
-        return "''"
-    if _PLAIN.match(value) and value.lower() not in _YAML_WORDS and ": " not in value and not re.fullmatch(r"[\d.:+\-eE]+", value):
-        return value
-    # Single quotes: YAML's only escape there is '' (no backslash rules to get wrong).
-    return "'" + value.replace("'", "''") + "'"
-
-
-def _flow(items: list[str]) -> str:
-    # frontmatter_lite splits flow lists on commas, so a comma inside an item would break
-    # it in two for the hook; items are one-line words or paths, a comma in them is noise.
-    cleaned = [" ".join(str(i).replace(",", " ").split()) for i in items]
-    return "[" + ", ".join(_scalar(i) for i in cleaned if i) + "]"
-
-
-def _iso(moment: datetime | None) -> str:
-    return moment.astimezone().isoformat(timespec="seconds") if moment else ""
-
-
-def _clean(value: str) -> str:
+def _text(value: str) -> str:
     # Every field that came from the session (a folder named after a key, a branch holding
     # a token, a title) is redacted like the body: recall and search show these fields.
-    return redact(str(value))[0]
+    return " ".join(redact(str(value))[0].split())
 
 
-def render_frontmatter(meta: SummaryMeta) -> str:
-    lines = [
-        "---",
-        f"title: {_scalar(_clean(meta.title))}",
-        f"date: {_iso(meta.date)}",
-        f"session_id: {_scalar(meta.session_id)}",
-        f"project: {_scalar(_clean(meta.project))}",
-        f"cwd: {_scalar(_clean(meta.cwd))}",
-        f"git_branch: {_scalar(_clean(meta.git_branch))}",
-        f"tags: {_flow([_clean(t) for t in meta.tags])}",
-        f"files: {_flow([_clean(f) for f in meta.files])}",
-        f"backend: {_scalar(meta.backend)}",
-        f"source_transcript: {_scalar(_clean(meta.source_transcript))}",
-        f"recalled: {_flow([_clean(r) for r in meta.recalled])}",
-    ]
+def _items(values: list[str]) -> list[str]:
+    return [item for item in (_text(v) for v in values) if item]
+
+
+def _moment(value: datetime | None) -> datetime | str:
+    return value.astimezone().replace(microsecond=0) if value else ""
+
+
+def _metadata(meta: SummaryMeta) -> dict[str, Any]:
+    """The frontmatter fields in the order DESIGN.md shows them."""
+    data: dict[str, Any] = {
+        "title": _text(meta.title),
+        "date": _moment(meta.date),
+        "session_id": " ".join(meta.session_id.split()),
+        "project": _text(meta.project),
+        "cwd": _text(meta.cwd),
+        "git_branch": _text(meta.git_branch),
+        "tags": _items(meta.tags),
+        "files": _items(meta.files),
+        "backend": meta.backend,
+        "source_transcript": _text(meta.source_transcript),
+        "recalled": _items(meta.recalled),
+    }
     if meta.language:
-        lines.append(f"language: {meta.language}")
+        data["language"] = meta.language
     if meta.summarized:
-        lines.append(f"summarized: {_iso(meta.summarized)}")
-    lines.append("---")
-    return "\n".join(lines) + "\n"
+        data["summarized"] = _moment(meta.summarized)
+    return data
+
+
+@lru_cache(maxsize=1)
+def _dumper() -> type:
+    """PyYAML's safe dumper, writing an instant as plain ISO 8601 (`2026-11-20T19:01:00+09:00`,
+    what a person and Obsidian read as a date) rather than PyYAML's `2026-11-20 19:01:00+09:00`."""
+    import yaml
+
+    class SummaryDumper(yaml.SafeDumper):
+        pass
+
+    def instant(dumper: yaml.SafeDumper, value: datetime) -> yaml.Node:
+        return dumper.represent_scalar("tag:yaml.org,2002:timestamp", value.isoformat())
+
+    SummaryDumper.add_representer(datetime, instant)
+    return SummaryDumper
 
 
 def _digest(text_without_checksum: str) -> str:
@@ -96,8 +100,10 @@ def _digest(text_without_checksum: str) -> str:
 
 def render_file(meta: SummaryMeta, body: str) -> str:
     """The whole file, checksum included (the checksum line goes last in the frontmatter)."""
-    front = render_frontmatter(meta)
-    text = front + "\n" + body.strip() + "\n"
+    import frontmatter  # pulls in yaml: only summarize writes summaries
+
+    post = frontmatter.Post(body.strip(), **_metadata(meta))
+    text = frontmatter.dumps(post, Dumper=_dumper(), sort_keys=False, width=_NO_WRAP) + "\n"
     digest = _digest(text)
     return text.replace("\n---\n", f"\nchecksum: {digest}\n---\n", 1)
 
