@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import sys
-import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -493,9 +492,7 @@ def test_frontmatter_fields_are_redacted(env: dict[str, Path], isolated_home: Pa
 def test_corpus_end_to_end_extractive(corpus: Path, env: dict[str, Path]) -> None:
     src = corpus / "claude-transcripts" / "cc-2.1.332" / "projects"
     shutil.copytree(src, env["projects"], dirs_exist_ok=True)
-    started = time.perf_counter()
     report = run()
-    assert time.perf_counter() - started < 30
     by_id = {r.session_id[:8]: (r.decision, r.reason) for r in report.rows if not r.session_id.endswith(".meta.json")}
     assert by_id["08edd954"] == ("summarized", "")
     assert by_id["16bdd7c3"] == ("summarized", "")
