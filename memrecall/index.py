@@ -17,8 +17,9 @@ Fields: `head` (title, aliases, tags, issue id, file name), `body` (the text wit
 frontmatter; head terms too, so one field gives document frequencies), both made of the
 terms the prompt analyser produces (`keywords.index_terms`); `grams`, CJK character bigrams
 with positions, so a Japanese keyword is found inside a longer word as ripgrep would; stored
-`key`, `store`, `root`, `ref`, `path`, `line`, `title`, `tags`, `status`, `priority`, and
-`date` (epoch seconds, a fast field: retention is a query clause, not a refresh).
+`key`, `store`, `root`, `ref`, `path`, `line` (a beads issue's line in its export), `title`,
+`tags`, `status`, `priority`, `date_source`, and `date` (epoch seconds, a fast field:
+retention is a query clause, not a refresh).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def __getattr__(name: str) -> Any:
         return getattr(indexer, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5  # 5: date_source
 
 
 META_NAME = "memrecall.json"
@@ -207,6 +208,7 @@ class IndexedHit:
         self.priority: int | None = priority if isinstance(priority, int) and priority >= 0 else None
         date = stored.get_first("date")
         self.date: datetime | None = datetime.fromtimestamp(date, timezone.utc) if date else None
+        self.date_source: str = (stored.get_first("date_source") or "") if date else ""
         self.line: int = stored.get_first("line") or 0
         self.offset: int = stored.get_first("offset") or 0
         self.clean: bool = stored.get_first("clean") == 1

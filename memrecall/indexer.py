@@ -40,6 +40,8 @@ class SourceDoc:
     head: str
     body: str
     date: int
+    date_source: str = ""
+    # beads: the issue's 1-based line and its byte offset in the export
     line: int = 0
     offset: int = 0
     tags: list[str] = field(default_factory=list)
@@ -93,8 +95,8 @@ def _read_text(path: Path) -> str | None:
 
 
 def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None:
-    from .stores.base import Document, date_from_name
-    from .stores.markdown import SUMMARY_NAME, fill_note
+    from .stores.base import Document
+    from .stores.markdown import SUMMARY_NAME, fill_note, settle_date
 
     if root.store == "summaries" and not SUMMARY_NAME.match(path.name):
         return None
@@ -106,23 +108,21 @@ def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None
     # Read exactly as the ripgrep path reads a note (title, tags, aliases, date).
     note = Document(root.store, ref, path)
     body = fill_note(note, text)
-    date = note.date
-    if date is None and root.store == "summaries":
-        date = date_from_name(path.name)
-    if date is None:
-        date = datetime.fromtimestamp(st.st_mtime, timezone.utc)
+    settle_date(note, st.st_mtime)
+    assert note.date is not None  # settle_date had an mtime
     return SourceDoc(
         # Path parts one a line: a whole absolute path is one long token to redaction's gate.
         shown="\n".join([*path.parts, root.label, text]), stamp=f"{st.st_size}:{st.st_mtime_ns}",
         store=root.store, root=str(root.path), ref=ref, path=str(path), title=note.title,
         head=" ".join([note.title, path.stem, *note.tags, *note.aliases]), body=body,
-        date=int(date.timestamp()), tags=note.tags, aliases=note.aliases, recalled=note.recalled,
+        date=int(note.date.timestamp()), date_source=note.date_source,
+        tags=note.tags, aliases=note.aliases, recalled=note.recalled,
     )
 
 
 def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
-    """issue id → (hash of its JSON line, document). A duplicate id keeps its last line:
-    an export appends the newer state of an issue."""
+    """issue id → (its state: a hash of its JSON line and where the line starts, document).
+    A duplicate id keeps its last line: an export appends the newer state of an issue."""
     import zlib
 
     from .stores.beads import issue_document, issue_from_record
@@ -142,15 +142,18 @@ def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
                 continue
             if issue is None:
                 continue
-            doc = issue_document(root.path, issue)
+            doc = issue_document(root.path, issue, number)
             shown = "\n".join([*root.path.parts, doc.ref, doc.title, *doc.tags, *doc.lines.values()])
             found[doc.ref] = (
-                hashlib.sha1(raw).hexdigest()[:16],
+                # Where it starts is part of its state: an issue written above it moves it,
+                # and the index must learn its new line and offset (the hook reads it there).
+                f"{hashlib.sha1(raw).hexdigest()[:16]}@{start}",
                 SourceDoc(
                     store="beads", root=str(root.path), ref=doc.ref, path=str(root.path),
                     title=doc.title, head=" ".join([doc.ref, doc.title, *doc.tags]),
                     body="\n".join(doc.lines.values()),
-                    date=int(doc.date.timestamp()) if doc.date else 0, line=number, offset=start,
+                    date=int(doc.date.timestamp()) if doc.date else 0, date_source=doc.date_source,
+                    line=number, offset=start,
                     tags=doc.tags, status=doc.status or "open",
                     priority=doc.priority if doc.priority is not None else -1,
                     shown=shown,
@@ -175,6 +178,7 @@ def _schema() -> Any:
     builder.add_text_field("tags", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("recalled", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("status", stored=True, tokenizer_name="raw")
+    builder.add_text_field("date_source", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("head", stored=True, tokenizer_name=_TOKENIZER, index_option="freq")
     builder.add_text_field("body", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
     builder.add_text_field("grams", stored=False, tokenizer_name=_TOKENIZER, index_option="position")
@@ -211,7 +215,8 @@ def _to_document(doc: SourceDoc, analysed: tuple[str, str, str, bool]) -> Any:
         key=doc.key, store=doc.store, root=doc.root, ref=doc.ref, path=doc.path,
         title=doc.title, tags=doc.tags or [""], recalled=doc.recalled or [""], status=doc.status,
         head=head, body=body, grams=grams,
-        date=doc.date, line=doc.line, offset=doc.offset, priority=doc.priority, clean=int(clean),
+        date=doc.date, date_source=doc.date_source, line=doc.line, offset=doc.offset,
+        priority=doc.priority, clean=int(clean),
         stamp=doc.stamp,
     )
 

@@ -201,8 +201,7 @@ def _cut(text: str, width: int, keep_end: bool = False) -> str:
 def _render_hit(index: int, hit: Hit, fields: _Fields, lines: int, width: int) -> str:
     # Every stored field sits on one line after a fixed prefix the renderer wrote, so no
     # stored text starts a line, and none holds a `<` a prefix's `>` could complete.
-    date = hit.date.date().isoformat() if hit.date else "undated"
-    head = f"[{index}] {hit.store} · {date} · {_cut(fields.title, width)}"
+    head = f"[{index}] {hit.store} · {hit.date_label()} · {_cut(fields.title, width)}"
     if hit.store == "beads":
         head += f" ({_cut(fields.where, width)}, {_cut(fields.status, 20)}"
         head += (f", P{hit.priority}" if isinstance(hit.priority, int) else "") + ")"

@@ -82,6 +82,15 @@ class Hit:
     clean: bool = False
     # Frontmatter tags and inline #tags of a note, a beads issue's labels.
     tags: list[str] = field(default_factory=list)
+    # Where `date` came from (stores.base.Document.date_source): "mtime" is shown as such.
+    date_source: str = ""
+
+    def date_label(self) -> str:
+        """The date as people and Claude are shown it: a file's mtime (a clone or a copy sets
+        it) never passes for the note's own date."""
+        if self.date is None:
+            return "undated"
+        return self.date.date().isoformat() + (" (modified)" if self.date_source == "mtime" else "")
 
     @property
     def key(self) -> str:
@@ -107,6 +116,7 @@ class Hit:
             "line": self.line,
             "snippet": self.snippet,
             "date": self.date.isoformat() if self.date else None,
+            "date_source": self.date_source or None,
             "status": self.status,
             "priority": self.priority,
             "close_reason": self.close_reason or None,
@@ -224,6 +234,33 @@ def open_stores(settings: Settings, only: Iterable[str] | None = None) -> list[S
     if "summaries" in wanted:
         stores.append(SummaryStore(settings.summaries, settings.now, settings.retention_days, cache))
     return stores
+
+
+def missing_stores(settings: Settings, only: Iterable[str] | None = None) -> list[str]:
+    """One line per configured vault or beads location that is not there: otherwise a
+    mistyped path is silent (`search` says "No results", the hook stays quiet). A stat per
+    root, a few for a beads folder: cheap enough for the hook."""
+    from .stores.beads import resolve_files
+
+    wanted = set(only or STORE_NAMES)
+    missing: list[str] = []
+    if "obsidian" in wanted:
+        for vault in settings.obsidian:
+            if not vault.is_dir():
+                what = "is not a folder" if vault.exists() else "does not exist"
+                missing.append(
+                    f"obsidian vault {vault} {what} (MEMRECALL_OBSIDIAN / obsidian in config.toml)"
+                )
+    if "beads" in wanted:
+        for location in settings.beads:
+            if not location.exists():
+                what = f"beads location {location} does not exist"
+            elif not resolve_files(location):
+                what = f"no beads export (issues.jsonl) found at {location}"
+            else:
+                continue
+            missing.append(f"{what} (MEMRECALL_BEADS / beads in config.toml)")
+    return missing
 
 
 # --- matching and scoring ---------------------------------------------------------------
@@ -590,6 +627,8 @@ def search(
     outcome = SearchOutcome()
     if not keywords:
         return outcome
+    if stores is None:
+        outcome.warnings += missing_stores(settings, only)
     if synonyms is None:
         paths = [shipped_synonyms(), settings.user_synonyms]
         if settings.index.enabled and stores is None:
@@ -635,9 +674,11 @@ def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int],
         path=cand.doc.path,
         title=cand.doc.title,
         date=cand.doc.date,
+        date_source=cand.doc.date_source,
         score=score.value,
         matched=[scorer.by_key[k].text if k in scorer.by_key else k for k in matched_keys],
-        line=best[0][0],
+        # A beads issue is found at its line of the export; its quoted lines number its text.
+        line=cand.doc.source_line or best[0][0],
         # Unredacted, for near-duplicate checks only; _redact_shown sets the
         # snippet and `lines` shown, once the hit is among those returned.
         snippet=_snippet(best[0][1], best[0][2]),
@@ -786,6 +827,7 @@ def _search_index(
     for found in answer.hits:
         doc = Document(
             found.store, found.ref, Path(found.path), title=found.title, date=found.date,
+            date_source=found.date_source, source_line=found.line if found.store == "beads" else 0,
             tags=found.tags, status=found.status or None, priority=found.priority, recalled=found.recalled,
             heading_text=" ".join([found.title, Path(found.ref).stem, found.ref, *found.tags, found.head]).casefold(),
             loaded=True,

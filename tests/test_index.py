@@ -353,10 +353,46 @@ def test_issues_added_to_and_dropped_from_an_export(stores: dict[str, Path]) -> 
                    "description": "shipping_fee_calc rounds down on 999 yen orders."})
     _edit(stores["beads"], "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in issues))
     report = _build()
-    assert (report.added, report.removed, report.updated, report.documents) == (1, 1, 0, total)
+    # bd-6a70 moved up a line when bd-4e5f went: the index learns where it is now.
+    assert (report.added, report.removed, report.updated, report.documents) == (1, 1, 1, total)
     assert _refs("shipping_fee_calc")[0] == "bd-e0e0"
     assert _refs("配送料の計算ミス")[0] == "bd-e0e0"
     assert "bd-4e5f" not in _refs("請求書PDFの文字化け")
+    assert _refs("flaky login_spec on CI")[0] == "bd-6a70"
+
+
+def _export_line(export: Path, issue_id: str) -> int:
+    lines = export.read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(lines, start=1) if json.loads(line)["id"] == issue_id)
+
+
+@pytest.mark.parametrize("engine", ["manual", "off"])
+def test_a_beads_hit_is_at_its_line_of_the_export(stores: dict[str, Path], engine: str) -> None:
+    filler = [{"id": f"bd-f{n:03d}", "title": f"Filler chore {n}", "status": "open",
+               "description": "Routine work."} for n in range(40)]
+    fx.export(stores["beads"], [*filler, *fx.ISSUES])
+    if engine == "manual":
+        _build()
+    outcome = _search("請求書PDFの文字化け", engine)
+    assert outcome.engine == ("index" if engine == "manual" else "rg"), outcome.fallback
+    top = outcome.hits[0]
+    assert top.ref == "bd-4e5f"
+    assert top.line == _export_line(stores["beads"], "bd-4e5f") == 44
+    assert top.as_json()["line"] == 44
+
+
+def test_an_issue_moved_by_one_written_above_it_is_found_at_its_new_line(stores: dict[str, Path]) -> None:
+    _build()
+    assert [(h.ref, h.line) for h in _search("請求書PDFの文字化け").hits][:1] == [("bd-4e5f", 4)]
+    newcomer = {"id": "bd-0a0a", "title": "Newest issue", "status": "open", "description": "Filed today."}
+    _edit(stores["beads"], "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in [newcomer, *fx.ISSUES]))
+    report = _build()
+    assert (report.added, report.removed) == (1, 0)
+    outcome = _search("請求書PDFの文字化け")
+    assert outcome.engine == "index"
+    # Before, the moved issue kept its old offset in the index: the hook read another
+    # issue there and dropped the hit until a full rebuild.
+    assert [(h.ref, h.line) for h in outcome.hits][:1] == [("bd-4e5f", 5)]
 
 
 def test_a_deleted_store_root_takes_its_documents_with_it(stores: dict[str, Path]) -> None:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from ..errors import UsageError
+from ..sanitize import clean
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..search import Hit
 
 
 def register(app: typer.Typer) -> None:
@@ -37,8 +45,6 @@ def search_command(
     for name in store or []:
         if name not in STORE_NAMES:
             raise UsageError(f"unknown store {name!r}; choose from {', '.join(STORE_NAMES)}")
-    from ..sanitize import clean
-
     settings = load_settings()
     for warning in settings.warnings:
         typer.echo(f"Warning: {clean(warning)}", err=True)
@@ -68,39 +74,88 @@ def search_command(
         typer.echo(f"No results for: {' '.join(k.text for k in keywords)}", err=True)
         return
     if not as_json:
-        _table(outcome.hits)
+        from ._io import console
+
+        show_hits(outcome.hits, console())
 
 
-def _table(hits: list) -> None:  # type: ignore[type-arg]
-    from rich.table import Table
+def show_hits(hits: list[Hit], terminal: Console) -> None:
+    """One block per hit, made for an 80-column terminal and the same at any width:
+
+        1. 決済タイムアウトの再試行 [open]
+           beads · 2026-11-20 · score 3.21 · PAY-1234, 決済
+           bd-a1b2 · ~/src/shop/.beads/issues.jsonl:791
+           > PAY-1234: 決済 API が 10 秒でタイムアウトする
+
+    Always blocks, never a table: a table keeps every column readable only from about 160
+    columns on, and even there `path:line` competes with the snippet for room, so a narrower
+    terminal would get a different layout at an arbitrary threshold. Title, metadata and
+    snippet are cut to the width with an ellipsis (in terminal cells: a Japanese character
+    takes two); `path:line` is never cut, it folds onto the next line instead. Every stored
+    field goes through sanitize.clean and into a Text, so no escape, control or bidi
+    character reaches the terminal and `[...]` in a title is shown, never read as markup."""
+    from rich.cells import cell_len
     from rich.text import Text
 
-    from ..sanitize import clean
-    from ._io import console
+    width = max(terminal.width, 20)
+    number_width = len(str(len(hits)))
+    indent = " " * (number_width + 2)
+    room = width - len(indent)
 
-    def cell(value: object) -> Text:
-        # Text, not str: Rich would read `[link=…]` in a title as its own markup and write
-        # the hyperlink escape itself. clean(): no escape, control or bidi character.
-        return Text(clean(value))
+    def emit(text: Text) -> None:
+        # Each line was fitted to the width already; crop only guards a terminal narrower
+        # than a status or a rank.
+        terminal.print(text, no_wrap=True, overflow="crop", crop=True, soft_wrap=False)
 
-    table = Table(show_lines=False, header_style="bold", expand=False)
-    table.add_column("store", no_wrap=True)
-    table.add_column("title", max_width=32, overflow="fold")
-    table.add_column("date", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("matched", max_width=24, overflow="fold")
-    # Store-relative refs keep the table readable; --json has the absolute path.
-    table.add_column("ref:line", max_width=40, overflow="ellipsis", no_wrap=True)
-    table.add_column("snippet", min_width=20, overflow="fold")
-    for hit in hits:
-        where = hit.ref if hit.store == "beads" else f"{hit.ref}:{hit.line}"
-        table.add_row(
-            cell(hit.store),
-            cell(hit.title + (f" [{hit.status}]" if hit.status else "")),
-            hit.date.date().isoformat() if hit.date else "",
-            f"{hit.score:.2f}",
-            cell(", ".join(hit.matched)),
-            cell(where),
-            cell(clean(hit.snippet)[:100]),
-        )
-    console().print(table)
+    for rank, hit in enumerate(hits, start=1):
+        if rank > 1:
+            terminal.print()
+        status = f" [{clean(hit.status)[:20]}]" if hit.status else ""
+        head = Text(f"{rank:>{number_width}}. ")
+        # The title gives way to the status: open or closed matters more than its last words.
+        head.append(_cut(clean(hit.title) or "(untitled)", room - cell_len(status)), style="bold")
+        head.append(status)
+        emit(head)
+        emit(Text(indent) + Text(_cut(_facts(hit), room), style="dim"))
+        for part in _fold(_location(hit), room):
+            emit(Text(indent) + Text(part, style="cyan"))
+        snippet = clean(hit.snippet)
+        if snippet:
+            emit(Text(indent) + Text(_cut(f"> {snippet}", room)))
+
+
+def _facts(hit: Hit) -> str:
+    facts = [hit.store, hit.date_label(), f"score {hit.score:.2f}"]
+    if hit.matched:
+        facts.append(", ".join(clean(word) for word in hit.matched))
+    return " · ".join(facts)
+
+
+def _location(hit: Hit) -> str:
+    """Markdown: the store-relative ref and line (--json has the absolute path). A beads
+    issue: its id, and the export's path and line, under `~` when it lies in the home."""
+    if hit.store != "beads":
+        return clean(f"{hit.ref}:{hit.line}")
+    path = str(hit.path)
+    home = str(Path.home())
+    if home != os.sep and path.startswith(home + os.sep):
+        path = "~" + path[len(home):]
+    return clean(f"{hit.ref} · {path}:{hit.line}")
+
+
+def _cut(text: str, cells: int) -> str:
+    """`text` in at most `cells` terminal cells, an ellipsis marking a cut."""
+    from rich.cells import cell_len, set_cell_size
+
+    if cell_len(text) <= cells:
+        return text
+    return set_cell_size(text, max(cells - 1, 0)).rstrip() + "…"
+
+
+def _fold(text: str, width: int) -> list[str]:
+    """`text` in pieces of at most `width` terminal cells, nothing left out."""
+    from rich.cells import cell_len, chop_cells
+
+    if cell_len(text) <= width:
+        return [text]
+    return chop_cells(text, max(width, 2))

@@ -21,6 +21,10 @@ class Document:
     path: Path
     title: str = ""
     date: datetime | None = None
+    # Where `date` came from: "frontmatter", "name" (a YYYY-MM-DD in the file name), "mtime"
+    # (the file's modification time: a clone or a copy sets it, so it is shown as such),
+    # "issue" (a beads issue's updated_at or created_at); "" while there is no date.
+    date_source: str = ""
     tags: list[str] = field(default_factory=list)
     aliases: list[str] = field(default_factory=list)
     # A summary's `recalled:` (`store:ref` of the memories injected into its session): it
@@ -30,6 +34,8 @@ class Document:
     close_reason: str = ""
     status: str | None = None
     priority: int | None = None
+    # A beads issue's 1-based line in its export (its `lines` are the issue's own text).
+    source_line: int = 0
     # line number → text of the lines that matched (1-based; beads: lines of the issue text).
     # Markdown documents start with `found` only and get `lines` once they rank high enough.
     lines: dict[int, str] = field(default_factory=dict)

@@ -125,7 +125,8 @@ def issue_text(issue: dict[str, Any]) -> list[str]:
     return lines
 
 
-def issue_document(path: Path, issue: dict[str, Any]) -> Document:
+def issue_document(path: Path, issue: dict[str, Any], source_line: int = 0) -> Document:
+    """`source_line`: the issue's 1-based line in the export `path` (0: unknown)."""
     issue_id = str(issue.get("id") or issue.get("issue_id"))
     # Line 1 carries the id so that `bd-a1b2` in a prompt finds its issue.
     text_lines = [f"{issue_id} {issue.get('title', '')}".strip(), *issue_text(issue)]
@@ -138,10 +139,12 @@ def issue_document(path: Path, issue: dict[str, Any]) -> Document:
         path,
         title=str(issue.get("title", "")).strip(),
         date=date,
+        date_source="issue" if date else "",
         tags=labels,
         status=str(issue.get("status") or "open"),
         close_reason=" ".join(str(issue.get("close_reason") or "").split()) if issue.get("status") == "closed" else "",
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
+        source_line=source_line,
         lines={i + 1: line for i, line in enumerate(text_lines)},
         heading_text=" ".join([issue_id, str(issue.get("title", "")), *labels]).casefold(),
         loaded=True,
@@ -171,17 +174,14 @@ class BeadsStore:
         for path, found in lines.items():
             # grep reports matches; the issue is the whole JSON line they are on.
             raw_lines = read_lines(path, sorted({number for number, _ in found}))
-            for _, raw in sorted(raw_lines.items()):
+            for number, raw in sorted(raw_lines.items()):
                 try:
                     issue = issue_from_record(json.loads(raw))
                 except (ValueError, RecursionError):  # RecursionError: absurdly deep nesting
                     continue  # a line truncated mid-JSON is skipped, not fatal
                 if issue is None:
                     continue
-                yield self._document(path, issue)
-
-    def _document(self, path: Path, issue: dict[str, Any]) -> Document:
-        return issue_document(path, issue)
+                yield issue_document(path, issue, number)
 
     def load(self, doc: Document) -> bool:
         return True

@@ -50,10 +50,33 @@ def fill_note(doc: Document, text: str) -> str:
         if meta.get(key):
             doc.date = parse_date(meta[key])
             if doc.date:
+                doc.date_source = "frontmatter"
                 break
     doc.heading_text = " ".join([doc.title, doc.path.stem, *doc.tags, *doc.aliases]).casefold()
     doc.loaded = True
     return body
+
+
+def settle_date(doc: Document, mtime: float | None) -> None:
+    """A note whose frontmatter gave no date: the date in its file name (a daily note's
+    `2026-11-02.md`), else the file's modification time, marked as such: a clone, a copy or
+    a sync sets it, so it may say when the file arrived rather than when it was written.
+    Only summaries rank by recency, and they are named by date; a note's mtime only breaks
+    a near-duplicate tie, as it always has."""
+    if doc.date is not None:
+        return
+    doc.date = date_from_name(doc.path.name)
+    if doc.date is not None:
+        doc.date_source = "name"
+    elif mtime is not None:
+        doc.date, doc.date_source = datetime.fromtimestamp(mtime, timezone.utc), "mtime"
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
 
 
 class VaultStore:
@@ -95,10 +118,7 @@ class VaultStore:
     def load(self, doc: Document) -> bool:
         fill_note(doc, read_head(doc.path))
         if doc.date is None:
-            try:
-                doc.date = datetime.fromtimestamp(doc.path.stat().st_mtime, timezone.utc)
-            except OSError:
-                pass
+            settle_date(doc, _mtime(doc.path))
         return True
 
     def doc_count(self) -> int:
@@ -156,17 +176,11 @@ class SummaryStore:
             yield Document(self.name, ref, path, title=path.stem, date=name_date, found=found)
 
     def load(self, doc: Document) -> bool:
-        name_date = doc.date
-        doc.date = None
+        doc.date = None  # the name's date was a pre-filter; frontmatter comes first
         fill_note(doc, read_head(doc.path))
         if doc.date is None:
-            doc.date = name_date
-        if doc.date is None:
-            try:
-                doc.date = datetime.fromtimestamp(os.stat(doc.path).st_mtime, timezone.utc)
-            except OSError:
-                return False
-        return doc.date >= self.cutoff
+            settle_date(doc, _mtime(doc.path))
+        return doc.date is not None and doc.date >= self.cutoff
 
     def doc_count(self) -> int:
         if not self.root.is_dir():
