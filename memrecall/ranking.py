@@ -1,6 +1,6 @@
 """Scores for matched documents. The README's "Ranking" section describes these numbers.
 
-score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k) × (0.5 + coverage) × store_factor
+score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k) × (0.5 + coverage) × store factor
 
 - rarity(k) = min(1, ln(1 + N/df) / ln(1 + min(N, 1000))): 1.0 for a keyword found in one
   document, near 0 for one found everywhere; N is the store's document count, so thresholds
@@ -12,14 +12,13 @@ score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k) × (0.5 
 - tf (index engine): BM25's term-frequency saturation with length normalisation, mapped to
   0.6…1.48 (`tf_factor`).
 - coverage: the weighted share of the prompt's keywords the document matched.
-- store_factor: summaries 1 + 0.15·e^(−age/60 days) (newer first); beads in_progress ×1.15,
-  open ×1.1, closed ×0.9.
+- store factor (each store's `score_factor` in stores/rules.py): summaries
+  1 + 0.15·e^(−age/60 days) (newer first); beads in_progress ×1.15, open ×1.1, closed ×0.9.
 """
 
 from __future__ import annotations
 
 import math
-from datetime import datetime
 
 KIND_WEIGHTS = {
     "ticket": 3.0, "beads": 3.0,
@@ -39,17 +38,6 @@ EXACT_ID_BOOST = 2.0
 SYNONYM_CREDIT = 0.7
 PART_CREDIT = 0.5
 FIELD_BOOST = 1.6
-# A fresh summary gets up to +15 %, fading over about two months: enough to order two
-# summaries of one topic, not enough to lift a weaker match over a stronger one.
-RECENCY_BONUS = 0.15
-RECENCY_DAYS = 60
-
-
-def is_exact_id(store: str, ref: str, key: str) -> bool:
-    """A keyword (case-folded) that is this beads issue's own id: equality, never a prefix."""
-    return store == "beads" and key == ref.casefold()
-
-
 def kind_weight(subkind: str) -> float:
     return KIND_WEIGHTS.get(subkind, 1.0)
 
@@ -72,12 +60,3 @@ def rarity(df: int, total: int) -> float:
     if df <= 0:
         return 0.0
     return min(1.0, math.log1p(total / df) / math.log1p(min(total, RARITY_REFERENCE_DOCS)))
-
-
-def store_factor(store: str, date: datetime | None, status: str | None, now: datetime) -> float:
-    if store == "summaries" and date is not None:
-        age_days = max(0.0, (now - date).total_seconds() / 86400)
-        return 1.0 + RECENCY_BONUS * math.exp(-age_days / RECENCY_DAYS)
-    if store == "beads":
-        return {"in_progress": 1.15, "open": 1.1, "closed": 0.9}.get(status or "", 1.0)
-    return 1.0

@@ -20,6 +20,7 @@ from typing import Any
 from .config import Settings
 from .keywords import Keyword
 from .search import Hit
+from .stores.rules import rules_for
 
 # Keywords come from the head and the tail of a long prompt (a pasted log with the question
 # before or after it). The identifier pass costs ~0.3 s per MB and SudachiPy refuses input
@@ -181,7 +182,7 @@ def _safe_fields(hit: Hit) -> _Fields:
     def q(value: object) -> str:
         return quoted(str(value)[:_FIELD_READ])
 
-    where = hit.ref if hit.store == "beads" else str(hit.path)
+    where = hit.ref if rules_for(hit.store).by_id else str(hit.path)
     return _Fields(
         title=q(hit.title),
         where=quoted(where[-_FIELD_READ:]),
@@ -202,7 +203,7 @@ def _render_hit(index: int, hit: Hit, fields: _Fields, lines: int, width: int) -
     # Every stored field sits on one line after a fixed prefix the renderer wrote, so no
     # stored text starts a line, and none holds a `<` a prefix's `>` could complete.
     head = f"[{index}] {hit.store} · {hit.date_label()} · {_cut(fields.title, width)}"
-    if hit.store == "beads":
+    if rules_for(hit.store).by_id:
         head += f" ({_cut(fields.where, width)}, {_cut(fields.status, 20)}"
         head += (f", P{hit.priority}" if isinstance(hit.priority, int) else "") + ")"
     else:

@@ -8,8 +8,6 @@ replace `grep.grep` without touching ranking or the hook.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import time
 import unicodedata
@@ -23,6 +21,8 @@ from .config import Settings
 from .keywords import Keyword, list_file_lines
 from .redact import redact_fast
 from .stores.base import Document, Store, read_lines
+from .stores.rules import rules_for
+from .stores.rules import similarity as similarity  # memories.py asks search for it
 
 STORE_NAMES = ("beads", "obsidian", "summaries")
 # Documents whose headers are read for the final score: the rest cannot reach the top.
@@ -105,7 +105,7 @@ class Hit:
 
         # Redacted here, not with the title: only `search --json` shows them.
         redact = (lambda text: text) if self.clean else redact_fast
-        summary = "" if self.store == "beads" else summary_line(self.path)
+        summary = "" if rules_for(self.store).by_id else summary_line(self.path)
         return {
             "store": self.store,
             "ref": self.ref,
@@ -382,8 +382,8 @@ class _Scorer:
                     self.parent[keyword.key] = owner.key
         self.tops = [k for k in keywords if k.key not in self.parent]
         self.children: dict[str, list[str]] = {}
-        for piece, owner in self.parent.items():
-            self.children.setdefault(owner, []).append(piece)
+        for piece, owner_key in self.parent.items():
+            self.children.setdefault(owner_key, []).append(piece)
         self.total_weight = sum(ranking.kind_weight(k.subkind) for k in self.tops) or 1.0
 
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
@@ -412,7 +412,7 @@ class _Scorer:
             in_head = with_fields and key in doc.heading_text
             if in_head:
                 value *= ranking.FIELD_BOOST
-            if ranking.is_exact_id(doc.store, doc.ref, key) and credit == 1.0:
+            if credit == 1.0 and rules_for(doc.store).is_own_id(doc.ref, key):
                 # The prompt names this very issue: it leads every issue that mentions it.
                 value *= ranking.EXACT_ID_BOOST
                 result.distinctive = result.exact_id = True
@@ -428,7 +428,9 @@ class _Scorer:
             ):
                 result.distinctive = True
         result.coverage = covered / self.total_weight
-        factor = ranking.store_factor(doc.store, doc.date, doc.status, self.now) if with_fields else 1.0
+        factor = 1.0
+        if with_fields:
+            factor = rules_for(doc.store).score_factor(doc.date, doc.status, self.now)
         result.value = raw * (0.5 + result.coverage) * factor
         return result
 
@@ -472,7 +474,7 @@ def _code_lines(doc: Document) -> set[int]:
 
 def _repeats_header(doc: Document, number: int) -> bool:
     """Frontmatter, or a beads issue's first line (its id and title, shown in the header)."""
-    return number == 1 if doc.store == "beads" else number <= doc.body_start
+    return rules_for(doc.store).is_header_line(doc, number)
 
 
 def _line_rank(number: int, text: str, keys: set[str], code: set[int]) -> tuple[int, ...]:
@@ -521,46 +523,8 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
     return chosen
 
 
-def similarity(a: str, b: str) -> float:
-    """rapidfuzz's `fuzz.ratio` (Indel similarity, 200·LCS/(len a + len b)), computed with
-    the bit-parallel LCS of Allison–Dix/Hyyrö on Python's big integers: a few microseconds
-    per pair of titles, where importing rapidfuzz costs the hook 12–30 ms (measured here).
-    tests/test_search_similarity.py checks it against rapidfuzz itself."""
-    if not a or not b:
-        return 100.0 if a == b else 0.0
-    masks: dict[str, int] = {}
-    for position, char in enumerate(a):
-        masks[char] = masks.get(char, 0) | (1 << position)
-    everything = (1 << len(a)) - 1
-    row = everything
-    for char in b:
-        matched = row & masks.get(char, 0)
-        row = ((row + matched) | (row - matched)) & everything
-    lcs = len(a) - bin(row).count("1")
-    return 200.0 * lcs / (len(a) + len(b))
-
-
-def _ratio_at_least(a: str, b: str, threshold: float) -> bool:
-    longest = len(a) + len(b)
-    if not longest or 200 * min(len(a), len(b)) / longest < threshold:
-        return False
-    return similarity(a, b) >= threshold
-
-
 def _near_duplicate(a: Hit, b: Hit) -> bool:
-    if a.store != b.store:
-        return False
-    if a.store == "beads":
-        # The same issue exported by two eras of a tracker, or copied between projects.
-        if a.ref == b.ref:
-            return _ratio_at_least(a.title, b.title, 90)
-        return _ratio_at_least(a.title, b.title, 97) and _ratio_at_least(a.snippet, b.snippet, 90)
-    if a.store == "summaries":
-        # A resumed session summarised again: near-identical title, a few days apart.
-        # (Body similarity does not separate Japanese summaries of one project; titles do.)
-        close = a.date is None or b.date is None or abs((a.date - b.date).days) <= 7
-        return close and _ratio_at_least(a.title, b.title, 80)
-    return _ratio_at_least(a.title, b.title, 90) and _ratio_at_least(a.snippet, b.snippet, 80)
+    return a.store == b.store and rules_for(a.store).near_duplicate(a, b)
 
 
 def _collapse(hits: list[Hit]) -> list[Hit]:
@@ -603,7 +567,7 @@ def _newer_first(hits: list[Hit]) -> list[Hit]:
     for i in range(len(ordered)):
         for j in range(i + 1, len(ordered)):
             a, b = ordered[i], ordered[j]
-            if a.store != "summaries" or b.store != "summaries" or not (a.date and b.date):
+            if a.store != b.store or not rules_for(a.store).newer_leads or not (a.date and b.date):
                 continue
             shared = set(a.matched) & set(b.matched)
             if b.date > a.date and b.score * 1.25 >= a.score and len(shared) * 2 >= len(a.matched):
@@ -648,8 +612,10 @@ def search(
         hits = _search_rg(patterns, scorer, stores, outcome, deadline)
     hits.sort(key=_rank_order, reverse=True)
     # One memory, one hit: an export that lists an issue twice (its old and new state).
-    seen: set[str] = set()
-    hits = [h for h in hits if not (h.key in seen or seen.add(h.key))]
+    unique: dict[str, Hit] = {}
+    for hit in hits:
+        unique.setdefault(hit.key, hit)
+    hits = list(unique.values())
     hits = _originals_first(hits)
     mark = time.monotonic()
     outcome.hits = _newer_first(_collapse(hits[: limit * 3]))[:limit]
@@ -827,7 +793,7 @@ def _search_index(
     for found in answer.hits:
         doc = Document(
             found.store, found.ref, Path(found.path), title=found.title, date=found.date,
-            date_source=found.date_source, source_line=found.line if found.store == "beads" else 0,
+            date_source=found.date_source, source_line=found.line if rules_for(found.store).by_id else 0,
             tags=found.tags, status=found.status or None, priority=found.priority, recalled=found.recalled,
             heading_text=" ".join([found.title, Path(found.ref).stem, found.ref, *found.tags, found.head]).casefold(),
             loaded=True,
@@ -906,37 +872,11 @@ def _index_lines(cand: _Candidate, patterns: list[Pattern]) -> bool:
     """Read an indexed document's text back for its snippet lines. False when the file no
     longer holds it (deleted, or a beads issue whose line moved)."""
     doc = cand.doc
-    if doc.store == "beads":
-        import zlib
-
-        from .stores.beads import issue_document, issue_from_record
-
-        try:
-            with open(doc.path, "rb") as handle:
-                handle.seek(cand.offset)
-                raw = handle.readline(8 << 20)
-            issue = issue_from_record(json.loads(raw))
-        except (OSError, ValueError, RecursionError):
-            return False
-        # Written since it was indexed: what the index knew about its secrets is stale.
-        cand.clean = cand.clean and f"{zlib.crc32(raw):08x}" == cand.stamp
-        if issue is None or str(issue.get("id") or issue.get("issue_id")) != doc.ref:
-            return False
-        fresh = issue_document(doc.path, issue)
-        doc.lines, doc.close_reason = fresh.lines, fresh.close_reason
-    else:
-        from . import frontmatter_lite
-        from .index import MAX_FILE_BYTES
-
-        try:
-            with open(doc.path, "rb") as handle:
-                st = os.fstat(handle.fileno())
-                text = handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
-        except OSError:
-            return False
-        cand.clean = cand.clean and f"{st.st_size}:{st.st_mtime_ns}" == cand.stamp
-        _, _, doc.body_start = frontmatter_lite.split(text)
-        doc.lines = {number: line for number, line in enumerate(text.split("\n"), start=1)}
+    unchanged = rules_for(doc.store).reread(doc, cand.offset, cand.stamp)
+    if unchanged is None:
+        return False
+    # Written since it was indexed: what the index knew about its secrets is stale.
+    cand.clean = cand.clean and unchanged
     via, tf = dict(cand.via), dict(cand.tf)
     _scan_lines(cand, patterns)
     # The index decided which keywords matched (whole words, stems, segmentation); the scan

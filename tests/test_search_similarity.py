@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memrecall.search import similarity
+from memrecall.stores.rules import similarity
 
 rapidfuzz = pytest.importorskip("rapidfuzz")
 from rapidfuzz import fuzz  # noqa: E402

@@ -134,7 +134,9 @@ def _facts(hit: Hit) -> str:
 def _location(hit: Hit) -> str:
     """Markdown: the store-relative ref and line (--json has the absolute path). A beads
     issue: its id, and the export's path and line, under `~` when it lies in the home."""
-    if hit.store != "beads":
+    from ..stores.rules import rules_for
+
+    if not rules_for(hit.store).by_id:
         return clean(f"{hit.ref}:{hit.line}")
     path = str(hit.path)
     home = str(Path.home())
