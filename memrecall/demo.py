@@ -20,8 +20,14 @@ DEMO_SESSION = "demo-session-0001"
 PROMPTS: tuple[tuple[str, str], ...] = (
     ("PAY-1234 の決済タイムアウト、前回何秒にしたんだっけ？", "ticket id: fires on its own"),
     ("ありがとう", "acknowledgement: never fires"),
-    ("Let's revisit the rate limiter design for the public API, the Redis part", "English note and summary"),
-    ("在庫同期でまた不具合が出てる、前に直したやつと同じかな", "synonym: 不具合 finds the summary that says バグ"),
+    (
+        "Let's revisit the rate limiter design for the public API, the Redis part",
+        "English note and summary",
+    ),
+    (
+        "在庫同期でまた不具合が出てる、前に直したやつと同じかな",
+        "synonym: 不具合 finds the summary that says バグ",
+    ),
     ("README の誤字を直して", "unrelated: stays quiet"),
     ("bd-c91e はもう閉じてる？", "beads id: the issue itself, not a JSON line"),
     ("PAY-1234 のタイムアウトをもう一度確認したい", "same memories again: not re-injected"),

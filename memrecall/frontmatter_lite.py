@@ -47,11 +47,11 @@ def _quoted(value: str) -> tuple[str, str]:
         if quote == '"' and char == "\\":
             raise _NeedsYaml  # escapes (`\n`, `\u3042`) are PyYAML's to decode
         if char == quote:
-            if quote == "'" and value[index + 1: index + 2] == "'":
+            if quote == "'" and value[index + 1 : index + 2] == "'":
                 index += 2  # '' is a single quote inside single quotes
                 continue
             text = value[1:index]
-            return (text.replace("''", "'") if quote == "'" else text), value[index + 1:]
+            return (text.replace("''", "'") if quote == "'" else text), value[index + 1 :]
         index += 1
     raise _NeedsYaml  # the closing quote is on another line
 
@@ -82,7 +82,7 @@ def _flow_list(raw: str) -> list[Any]:
         elif char in "'\"":
             quote = char
         elif char == "]":
-            rest = value[index + 1:].strip()
+            rest = value[index + 1 :].strip()
             if rest and not rest.startswith("#"):
                 raise _NeedsYaml
             parts.append("".join(current))

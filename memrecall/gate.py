@@ -54,8 +54,10 @@ _ORDER_EN = re.compile(
     r"introduce|wrap|return|use|read|parse|validate|handle|log|print|show|list|sort|cache)\b",
     re.IGNORECASE,
 )
-_ORDER_JA = re.compile(r"(?:して|してください|して下さい|してほしい|して欲しい|しといて|しておいて|書いて|作って|直して|"
-                       r"教えて|調べて|考えて|まとめて|出して|付けて|つけて|消して|変えて|揃えて|そろえて|見て)[。.!！\s]*$")
+_ORDER_JA = re.compile(
+    r"(?:して|してください|して下さい|してほしい|して欲しい|しといて|しておいて|書いて|作って|直して|"
+    r"教えて|調べて|考えて|まとめて|出して|付けて|つけて|消して|変えて|揃えて|そろえて|見て)[。.!！\s]*$"
+)
 
 _FILE_STEM = re.compile(r"\.[a-z0-9]{1,8}$")
 # Ids that name one memory in any prompt. Code names (`next_cursor`, `GitHub`, `config.py`)
@@ -87,7 +89,12 @@ def prompt_shape(prompt: str) -> str:
     text = unicodedata.normalize("NFKC", prompt)
     if _CUE_JA.search(text) or _CUE_EN.search(text):
         return "cue"
-    if _DEICTIC_JA.search(text) or _DEICTIC_EN.search(text) or _ORDER_EN.search(text) or _ORDER_JA.search(text):
+    if (
+        _DEICTIC_JA.search(text)
+        or _DEICTIC_EN.search(text)
+        or _ORDER_EN.search(text)
+        or _ORDER_JA.search(text)
+    ):
         return "code"
     return "plain"
 
@@ -113,7 +120,9 @@ def _made_of(text: str, vocabulary: frozenset[str]) -> bool:
             if not reachable[start]:
                 continue
             piece = text[start:end]
-            if piece in vocabulary or (end - start == 1 and start > 0 and piece in _GENERIC_SUFFIXES):
+            if piece in vocabulary or (
+                end - start == 1 and start > 0 and piece in _GENERIC_SUFFIXES
+            ):
                 reachable[end] = True
                 break
     return reachable[n]
@@ -126,14 +135,22 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
     found = set()
     for keyword in keywords:
         key = keyword.key
-        stem = _FILE_STEM.sub("", key.rsplit("/", 1)[-1]) if keyword.subkind in ("dotted", "path") else ""
+        stem = (
+            _FILE_STEM.sub("", key.rsplit("/", 1)[-1])
+            if keyword.subkind in ("dotted", "path")
+            else ""
+        )
         if key in vocabulary or term_key(key) in vocabulary:
             found.add(key)
         elif stem and (stem in vocabulary or term_key(stem) in vocabulary):
             found.add(key)  # config.py, utils.go, src/index.ts: every project has one
         elif keyword.subkind == "number":
             found.add(key)  # 200, 401, 100: status codes, sizes, counts
-        elif keyword.kind in ("compound", "noun", "part") and len(key) >= 2 and _made_of(key, vocabulary):
+        elif (
+            keyword.kind in ("compound", "noun", "part")
+            and len(key) >= 2
+            and _made_of(key, vocabulary)
+        ):
             found.add(key)
     return found
 
@@ -150,7 +167,9 @@ class Verdict:
 
 def evidence_strength(evidence: list[Evidence]) -> float:
     return sum(
-        e.credit * e.rarity * (HEAD_WEIGHT if e.head else ENGLISH_WORD_WEIGHT if e.subkind == "word" else 1.0)
+        e.credit
+        * e.rarity
+        * (HEAD_WEIGHT if e.head else ENGLISH_WORD_WEIGHT if e.subkind == "word" else 1.0)
         for e in evidence
     )
 
@@ -167,7 +186,11 @@ def judge(
     if hit.exact_id:
         return Verdict(True, f"names {hit.ref} itself", specific=names)
     for e in specific:
-        if shape == "code" and e.subkind not in STRONG_IDS and not (e.subkind == "path" and "/" in e.keyword):
+        if (
+            shape == "code"
+            and e.subkind not in STRONG_IDS
+            and not (e.subkind == "path" and "/" in e.keyword)
+        ):
             continue
         if e.credit == 1.0 and e.subkind in DISTINCTIVE_SUBKINDS and e.df <= DISTINCTIVE_MAX_DF:
             where = "memory" if e.df == 1 else "memories"
@@ -196,16 +219,21 @@ def judge(
             False,
             f"too little specific evidence: {len(specific)} keyword(s) ({listed}), {strength:.2f} "
             f"< {need_count} keyword(s) and {need_strength:.2f}{hint}",
-            strength, names,
+            strength,
+            names,
         )
     if shape == "cue":
         threshold *= CUE_THRESHOLD_FACTOR
     if acc < threshold:
-        return Verdict(False, f"below threshold (score {acc:.2f} < {threshold:.2f})", strength, names)
+        return Verdict(
+            False, f"below threshold (score {acc:.2f} < {threshold:.2f})", strength, names
+        )
     came_back = f", came up in {prompts_seen} prompts" if prompts_seen >= 2 else ""
     return Verdict(
-        True, f"{len(specific)} specific keyword(s) ({listed}), evidence {strength:.2f}{came_back}",
-        strength, names,
+        True,
+        f"{len(specific)} specific keyword(s) ({listed}), evidence {strength:.2f}{came_back}",
+        strength,
+        names,
     )
 
 
@@ -218,8 +246,13 @@ class GateResult:
 
 
 def advance(
-    state: SessionState, hits: list[Hit], threshold: float, decay: float, max_hits: int,
-    shape: str = "plain", generic: set[str] | None = None,
+    state: SessionState,
+    hits: list[Hit],
+    threshold: float,
+    decay: float,
+    max_hits: int,
+    shape: str = "plain",
+    generic: set[str] | None = None,
 ) -> GateResult:
     """One prompt of the session: every memory's accumulated score decays by one turn, this
     prompt's hits add theirs, and each hit gets its verdict (`judge`)."""
@@ -257,7 +290,10 @@ def advance(
     state.scores = dict(sorted(scores.items(), key=lambda kv: -float(kv[1]["acc"]))[:STATE_KEEP])
     top: list[dict[str, object]] = [
         {
-            "key": h.key, "score": round(h.score, 3), "acc": round(h.acc, 3), "matched": h.matched,
+            "key": h.key,
+            "score": round(h.score, 3),
+            "acc": round(h.acc, 3),
+            "matched": h.matched,
             "verdict": verdicts.get(h.key, ""),
         }
         for h in hits[:5]

@@ -32,12 +32,15 @@ def _watchdog(seconds: float, started: float, settings_box: list[Any]) -> thread
 
     def fire() -> None:
         if settings_box:
-            _log(settings_box[0], {
-                "ts": datetime.now(timezone.utc).isoformat(),
-                "decision": "deadline",
-                "reason": "watchdog: hook ran past its hard deadline",
-                "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
-            })
+            _log(
+                settings_box[0],
+                {
+                    "ts": datetime.now(timezone.utc).isoformat(),
+                    "decision": "deadline",
+                    "reason": "watchdog: hook ran past its hard deadline",
+                    "elapsed_ms": round((time.monotonic() - started) * 1000, 1),
+                },
+            )
         os._exit(0)
 
     timer = threading.Timer(seconds, fire)

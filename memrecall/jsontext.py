@@ -70,8 +70,9 @@ def dumps(value: Any, indent: str | None = None, separators: tuple[str, str] = (
             return [mark(v) for v in item]
         return item
 
-    text = json.dumps(mark(value), indent=indent, separators=separators, ensure_ascii=False,
-                      allow_nan=False)
+    text = json.dumps(
+        mark(value), indent=indent, separators=separators, ensure_ascii=False, allow_nan=False
+    )
     if not texts:
         return text
     return re.sub(rf'"\\u0000{nonce}:(\d+)"', lambda m: texts[int(m[1])], text)
@@ -109,7 +110,7 @@ def _scan(text: str, at: int) -> tuple[Any, int]:
 
 
 def _expect(text: str, at: int, char: str) -> None:
-    if text[at:at + 1] != char:
+    if text[at : at + 1] != char:
         raise ValueError(f"expected {char!r} at offset {at}")
 
 
@@ -118,7 +119,7 @@ def _members(text: str, start: int) -> list[_Member]:
     _expect(text, start, "{")
     at = _skip(text, start + 1)
     members: list[_Member] = []
-    if text[at:at + 1] == "}":
+    if text[at : at + 1] == "}":
         return members
     while True:
         _expect(text, at, '"')
@@ -129,7 +130,7 @@ def _members(text: str, start: int) -> list[_Member]:
         value, value_end = _scan(text, value_start)
         members.append(_Member(key, at, key_end, value_start, value_end, value))
         at = _skip(text, value_end)
-        if text[at:at + 1] == "}":
+        if text[at : at + 1] == "}":
             return members
         _expect(text, at, ",")
         at = _skip(text, at + 1)
@@ -140,13 +141,13 @@ def _items(text: str, start: int) -> list[tuple[int, int, Any]]:
     _expect(text, start, "[")
     at = _skip(text, start + 1)
     items: list[tuple[int, int, Any]] = []
-    if text[at:at + 1] == "]":
+    if text[at : at + 1] == "]":
         return items
     while True:
         value, end = _scan(text, at)
         items.append((at, end, value))
         at = _skip(text, end)
-        if text[at:at + 1] == "]":
+        if text[at : at + 1] == "]":
             return items
         _expect(text, at, ",")
         at = _skip(text, at + 1)
@@ -158,20 +159,20 @@ def detect_style(text: str) -> Style:
     newline = "\r\n" if "\r\n" in text else "\n"
     start = _skip(text, 0)
     try:
-        members = _members(text, start) if text[start:start + 1] == "{" else []
+        members = _members(text, start) if text[start : start + 1] == "{" else []
     except (ValueError, RecursionError):
         members = []
     if not members:
         return Style(newline=newline)
     first = members[0]
-    opening = text[start + 1:first.key_start]
-    colon = text[first.key_end:first.start]
+    opening = text[start + 1 : first.key_start]
+    colon = text[first.key_end : first.start]
     colon = colon if "\n" not in colon and "\r" not in colon else ": "
     if "\n" in opening:
         return Style(opening.rsplit("\n", 1)[1], colon, newline=newline)
     comma = ", " if colon.endswith(" ") else ","
     if len(members) > 1:
-        between = text[first.end:members[1].key_start]
+        between = text[first.end : members[1].key_start]
         comma = between if "\n" not in between and "\r" not in between else comma
     return Style(None, colon, comma, newline)
 
@@ -179,8 +180,7 @@ def detect_style(text: str) -> Style:
 def _same(a: Any, b: Any) -> bool:
     """Equal as JSON text would be: key order, int vs float and a number's spelling count."""
     if isinstance(a, dict):
-        return (isinstance(b, dict) and list(a) == list(b)
-                and all(_same(a[k], b[k]) for k in a))
+        return isinstance(b, dict) and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, list):
         return isinstance(b, list) and len(a) == len(b) and all(map(_same, a, b))
     if isinstance(a, JsonNumber) or isinstance(b, JsonNumber):
@@ -203,8 +203,9 @@ def _line_indent(text: str, at: int) -> str:
 _Edit = tuple[int, int, str]  # replace text[start:end] with this
 
 
-def _patch(text: str, start: int, end: int, old: Any, new: Any, style: Style,
-           one_line: bool) -> list[_Edit]:
+def _patch(
+    text: str, start: int, end: int, old: Any, new: Any, style: Style, one_line: bool
+) -> list[_Edit]:
     """Edits turning the value at text[start:end] (`old`) into `new`."""
     if _same(old, new):
         return []
@@ -222,13 +223,14 @@ def _gap(text: str, opening: int, spans: list[tuple[int, int]], style: Style) ->
     """What separates neighbours in a container (comma and whitespace): copied from the last
     pair, or made from the line break after the opening bracket when there is one."""
     if len(spans) > 1:
-        return text[spans[-2][1]:spans[-1][0]]
-    after_opening = text[opening + 1:spans[0][0]]
+        return text[spans[-2][1] : spans[-1][0]]
+    after_opening = text[opening + 1 : spans[0][0]]
     return "," + after_opening if "\n" in after_opening else style.comma
 
 
-def _patch_object(text: str, start: int, old: dict[str, Any], new: dict[str, Any],
-                  style: Style) -> list[_Edit] | None:
+def _patch_object(
+    text: str, start: int, old: dict[str, Any], new: dict[str, Any], style: Style
+) -> list[_Edit] | None:
     members = _members(text, start)
     keys = [m.key for m in members]
     if len(set(keys)) != len(keys):
@@ -237,15 +239,16 @@ def _patch_object(text: str, start: int, old: dict[str, Any], new: dict[str, Any
         return None
     removed = [i for i, m in enumerate(members) if m.key not in new]
     added = [k for k in new if k not in old]
-    if removed and added or added and list(new)[-len(added):] != added:
+    if removed and added or added and list(new)[-len(added) :] != added:
         return None  # new keys go last, as a person appends them
     gap = _gap(text, start, [(m.key_start, m.end) for m in members], style)
     one_line = "\n" not in gap
     edits: list[_Edit] = []
     for member in members:
         if member.key in new:
-            edits += _patch(text, member.start, member.end, member.value, new[member.key], style,
-                            one_line)
+            edits += _patch(
+                text, member.start, member.end, member.value, new[member.key], style, one_line
+            )
     for first, last in _runs(removed):
         if first > 0:
             edits.append((members[first - 1].end, members[last].end, ""))
@@ -253,7 +256,7 @@ def _patch_object(text: str, start: int, old: dict[str, Any], new: dict[str, Any
             edits.append((members[0].key_start, members[last + 1].key_start, ""))
     if added:
         indent = "" if one_line else gap.rsplit("\n", 1)[1]
-        colon = text[members[-1].key_end:members[-1].start]
+        colon = text[members[-1].key_end : members[-1].start]
         colon = colon if "\n" not in colon else style.colon
         inserted = "".join(
             f"{gap}{dumps(key)}{colon}{_render(new[key], indent, style, one_line)}" for key in added
@@ -262,8 +265,9 @@ def _patch_object(text: str, start: int, old: dict[str, Any], new: dict[str, Any
     return edits
 
 
-def _patch_array(text: str, start: int, old: list[Any], new: list[Any],
-                 style: Style) -> list[_Edit] | None:
+def _patch_array(
+    text: str, start: int, old: list[Any], new: list[Any], style: Style
+) -> list[_Edit] | None:
     items = _items(text, start)
     gap = _gap(text, start, [(s, e) for s, e, _ in items], style)
     one_line = "\n" not in gap
@@ -272,8 +276,9 @@ def _patch_array(text: str, start: int, old: list[Any], new: list[Any],
     def key(value: Any) -> str:
         return dumps(value, None, (",", ":"))
 
-    opcodes = SequenceMatcher(None, [key(v) for v in old], [key(v) for v in new],
-                              autojunk=False).get_opcodes()
+    opcodes = SequenceMatcher(
+        None, [key(v) for v in old], [key(v) for v in new], autojunk=False
+    ).get_opcodes()
     kinds = {op for op, *_ in opcodes}
     if {"insert", "delete"} <= kinds:
         return None

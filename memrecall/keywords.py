@@ -31,15 +31,25 @@ _IDENTIFIER = re.compile(
             _L + rf"(?P<path>(?:~|\.{{1,2}})?/?(?:{_SEG}/)+{_SEG})" + _R,
             _L + r"(?P<ticket>[A-Z][A-Z0-9]{1,9}-\d+(?:-\d+)*)" + _R,
             _L + r"(?P<version>v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?)" + _R,
-            _L + r"(?P<beads>[a-z][a-z0-9]{0,15}(?:-[a-z0-9]+)*-(?=[a-z]*\d)[0-9a-z]{3,8}(?:\.\d+)*)" + _R,
+            _L
+            + r"(?P<beads>[a-z][a-z0-9]{0,15}(?:-[a-z0-9]+)*-(?=[a-z]*\d)[0-9a-z]{3,8}(?:\.\d+)*)"
+            + _R,
             # Typed in capitals (`BD-7F3A`): a hash of letters and digits, which no ticket has.
-            _L + r"(?P<beads_upper>[A-Z][A-Z0-9]{0,15}-(?=[A-Z]*\d)(?=\d*[A-Z])[0-9A-Z]{3,8}(?:\.\d+)*)" + _R,
+            _L
+            + r"(?P<beads_upper>[A-Z][A-Z0-9]{0,15}-(?=[A-Z]*\d)(?=\d*[A-Z])[0-9A-Z]{3,8}(?:\.\d+)*)"
+            + _R,
             # Hyphens allowed before the first dot: `docker-compose.yml` is one file name.
-            _L + r"(?P<dotted>[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)" + _R,
+            _L
+            + r"(?P<dotted>[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*(?:\.[A-Za-z_][A-Za-z0-9_]*)+)"
+            + _R,
             # Leading/trailing underscores belong to the name: `_private_func`, `__dunder__`.
-            _L + r"(?P<snake>_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*|_+[A-Za-z0-9]+_*|[A-Za-z0-9]+_+)" + _R,
+            _L
+            + r"(?P<snake>_*[A-Za-z0-9]+(?:_+[A-Za-z0-9]+)+_*|_+[A-Za-z0-9]+_*|[A-Za-z0-9]+_+)"
+            + _R,
             _L + r"(?P<kebab>[a-z][a-z0-9]*(?:-[a-z0-9]+){2,})" + _R,
-            _L + r"(?P<camel>[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*)" + _R,
+            _L
+            + r"(?P<camel>[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*)"
+            + _R,
             _L + r"(?P<alnum>\d+[A-Za-z]+[A-Za-z0-9]*|[A-Za-z]+\d+[A-Za-z0-9]*)" + _R,
             _L + r"(?P<number>\d{3,})" + _R,
             _L + r"(?P<word>[A-Za-z][A-Za-z']*[A-Za-z]|[A-Z])" + _R,
@@ -52,8 +62,18 @@ _TRIVIAL_CODE = re.compile(r"^[\s\W_]*$|^\s*\S\s*$")
 
 # Identifier kinds weigh more in ranking; `tokenize --json` shows the finer kind as `subkind`.
 IDENTIFIER_KINDS = {
-    "code", "url", "path", "ticket", "version", "beads", "dotted", "snake", "kebab", "camel",
-    "alnum", "number",
+    "code",
+    "url",
+    "path",
+    "ticket",
+    "version",
+    "beads",
+    "dotted",
+    "snake",
+    "kebab",
+    "camel",
+    "alnum",
+    "number",
 }
 
 
@@ -75,7 +95,12 @@ class Keyword:
             return value
 
     def as_dict(self) -> dict[str, str]:
-        return {"text": self.text, "kind": self.kind, "subkind": self.subkind, "backend": self.backend}
+        return {
+            "text": self.text,
+            "kind": self.kind,
+            "subkind": self.subkind,
+            "backend": self.backend,
+        }
 
 
 def list_file_lines(paths: Iterable[Path]) -> Iterator[str]:
@@ -108,7 +133,9 @@ def beads_id_pattern(prefixes: frozenset[str]) -> re.Pattern[str] | None:
     """Ids of the configured beads projects in any shape: `bd-1` (sequential), `bd-kpy`
     (a hash of letters only), `bd-0134cc5a`, `bd-2b34.1` (a child), in any case. Only known
     prefixes: `utf-8` or `well-known` must stay words."""
-    usable = sorted((p for p in prefixes if re.fullmatch(r"[a-z][a-z0-9_-]{0,30}", p)), key=len, reverse=True)
+    usable = sorted(
+        (p for p in prefixes if re.fullmatch(r"[a-z][a-z0-9_-]{0,30}", p)), key=len, reverse=True
+    )
     if not usable:
         return None
     alternatives = "|".join(re.escape(p) for p in usable)
@@ -118,14 +145,16 @@ def beads_id_pattern(prefixes: frozenset[str]) -> re.Pattern[str] | None:
     )
 
 
-def _identifier_terms(prompt: str, known_ids: re.Pattern[str] | None = None) -> tuple[list[Term], str]:
+def _identifier_terms(
+    prompt: str, known_ids: re.Pattern[str] | None = None
+) -> tuple[list[Term], str]:
     """Find identifier-like spans; return them and the prompt with those spans masked."""
     terms: list[Term] = []
     masked = list(prompt)
     if known_ids is not None:
         for match in known_ids.finditer(prompt):
             terms.append(Term(match.group().lower(), "beads", match.start()))
-            masked[match.start():match.end()] = "\u3000" * (match.end() - match.start())
+            masked[match.start() : match.end()] = "\u3000" * (match.end() - match.start())
         prompt = "".join(masked)
     for match in _IDENTIFIER.finditer(prompt):
         group = match.lastgroup or "word"
@@ -262,7 +291,9 @@ def index_terms(text: str, analyzer: Analyzer) -> list[str]:
     # whatever projects were configured when it was built.
     whole = {(t.start, t.text.casefold()) for t in id_terms}
     surfaces += [
-        m.group() for m in _HYPHENATED.finditer(text) if (m.start(), m.group().casefold()) not in whole
+        m.group()
+        for m in _HYPHENATED.finditer(text)
+        if (m.start(), m.group().casefold()) not in whole
     ]
     if masked.strip("\u3000 \n\t"):
         surfaces += [t.text for t in analyzer.analyze(masked) if not is_junk(t.text)]

@@ -21,15 +21,37 @@ from __future__ import annotations
 import math
 
 KIND_WEIGHTS = {
-    "ticket": 3.0, "beads": 3.0,
-    "path": 2.0, "url": 2.0, "code": 2.0, "snake": 2.0, "camel": 2.0, "dotted": 2.0,
-    "kebab": 2.0, "version": 1.5,
-    "alnum": 1.2, "number": 1.0,
-    "proper_noun": 1.5, "compound": 1.5, "noun": 1.0, "external": 1.0,
-    "word": 0.8, "part": 0.5,
+    "ticket": 3.0,
+    "beads": 3.0,
+    "path": 2.0,
+    "url": 2.0,
+    "code": 2.0,
+    "snake": 2.0,
+    "camel": 2.0,
+    "dotted": 2.0,
+    "kebab": 2.0,
+    "version": 1.5,
+    "alnum": 1.2,
+    "number": 1.0,
+    "proper_noun": 1.5,
+    "compound": 1.5,
+    "noun": 1.0,
+    "external": 1.0,
+    "word": 0.8,
+    "part": 0.5,
 }
 # Identifiers rare enough to fire on their own (the gate in recall.py).
-DISTINCTIVE_SUBKINDS = {"ticket", "beads", "path", "snake", "camel", "dotted", "code", "url", "kebab"}
+DISTINCTIVE_SUBKINDS = {
+    "ticket",
+    "beads",
+    "path",
+    "snake",
+    "camel",
+    "dotted",
+    "code",
+    "url",
+    "kebab",
+}
 DISTINCTIVE_MAX_DF = 5
 
 # A beads id typed in the prompt that is this issue's own id.
@@ -38,6 +60,8 @@ EXACT_ID_BOOST = 2.0
 SYNONYM_CREDIT = 0.7
 PART_CREDIT = 0.5
 FIELD_BOOST = 1.6
+
+
 def kind_weight(subkind: str) -> float:
     return KIND_WEIGHTS.get(subkind, 1.0)
 

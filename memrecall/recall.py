@@ -38,15 +38,31 @@ _ACK = (
     r"こんばんは|お疲れ(?:様|さま)?(?:です)?|おつかれ(?:さま)?|それでいい|それでok)"
 )
 # One acknowledgement or several (`OK、続けて`, `thanks, go ahead!`), and nothing else.
-_TRIVIAL = re.compile(rf"^{_ACK}(?:[\s!！。.、,~〜w?？]+{_ACK})*[\s!！。.、,~〜w?？]*$", re.IGNORECASE)
+_TRIVIAL = re.compile(
+    rf"^{_ACK}(?:[\s!！。.、,~〜w?？]+{_ACK})*[\s!！。.、,~〜w?？]*$", re.IGNORECASE
+)
 _SECRET_PREFIX = re.compile(
     r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpsr]-|AKIA|ASIA|AIza|eyJ)"
 )
 _PRIORITY = {
-    "ticket": 0, "beads": 0,
-    "path": 1, "url": 1, "code": 1, "snake": 1, "camel": 1, "dotted": 1, "kebab": 1,
-    "compound": 2, "proper_noun": 2, "noun": 3, "external": 3,
-    "version": 4, "alnum": 4, "number": 4, "word": 5, "part": 6,
+    "ticket": 0,
+    "beads": 0,
+    "path": 1,
+    "url": 1,
+    "code": 1,
+    "snake": 1,
+    "camel": 1,
+    "dotted": 1,
+    "kebab": 1,
+    "compound": 2,
+    "proper_noun": 2,
+    "noun": 3,
+    "external": 3,
+    "version": 4,
+    "alnum": 4,
+    "number": 4,
+    "word": 5,
+    "part": 6,
 }
 
 
@@ -71,7 +87,10 @@ class RecallResult:
         if not self.context:
             return ""
         payload = {
-            "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": self.context}
+            "hookSpecificOutput": {
+                "hookEventName": "UserPromptSubmit",
+                "additionalContext": self.context,
+            }
         }
         return json.dumps(payload, ensure_ascii=False)
 
@@ -137,7 +156,9 @@ def looks_secret(text: str) -> bool:
     return classes >= 2 and entropy >= 3.5 and not re.fullmatch(r"[a-z_.\-]+", text)
 
 
-def select_keywords(keywords: list[Keyword], limit: int) -> tuple[list[Keyword], list[dict[str, str]]]:
+def select_keywords(
+    keywords: list[Keyword], limit: int
+) -> tuple[list[Keyword], list[dict[str, str]]]:
     """Keep the most telling keywords (ids first, loose sub-parts last), in prompt order."""
     dropped: list[dict[str, str]] = []
     usable = []
@@ -196,7 +217,7 @@ def _safe_fields(hit: Hit) -> _Fields:
 def _cut(text: str, width: int, keep_end: bool = False) -> str:
     if len(text) <= width:
         return text
-    return "…" + text[-(width - 1):] if keep_end else text[: width - 1] + "…"
+    return "…" + text[-(width - 1) :] if keep_end else text[: width - 1] + "…"
 
 
 def _render_hit(index: int, hit: Hit, fields: _Fields, lines: int, width: int) -> str:
@@ -252,6 +273,7 @@ def render_context(hits: list[Hit], budget: int, template: str) -> str | None:
 
 # --- the core ---------------------------------------------------------------------------
 
+
 def recall(
     hook: HookInput,
     settings: Settings,
@@ -302,7 +324,9 @@ def recall(
         log["prompt"] = redacted  # asked for, but never with its secrets or private spans
     text = PLACEHOLDER.sub(" ", redacted)
     keywords, notes = tokenize_text(
-        text, backend or settings.tokenizer, settings,
+        text,
+        backend or settings.tokenizer,
+        settings,
         timeout=max(0.05, deadline - time.monotonic()),
     )
     # Where the hook's time goes, per run: `memrecall stats` and benchmarks read it.
@@ -319,7 +343,10 @@ def recall(
         # Without `log_prompt` the log must not hold the prompt's words in order: the kept
         # keywords (at most max_keywords) sorted and unique, and only counts of the rest.
         log["keywords"] = sorted({k.text for k in keywords})
-        log["dropped"] = [{"why": why, "count": n} for why, n in sorted(Counter(d["why"] for d in dropped).items())]
+        log["dropped"] = [
+            {"why": why, "count": n}
+            for why, n in sorted(Counter(d["why"] for d in dropped).items())
+        ]
     if not keywords:
         log.update(decision="quiet", reason="no keywords")
         return RecallResult(None, log)
@@ -377,11 +404,18 @@ def recall(
             chars=len(context),
             injected=[
                 {
-                    "store": h.store, "ref": h.ref, "title": clean(h.title)[:200], "score": round(h.score, 3),
-                    "acc": round(h.acc, 3), "matched": h.matched, "main": h.main_keyword,
+                    "store": h.store,
+                    "ref": h.ref,
+                    "title": clean(h.title)[:200],
+                    "score": round(h.score, 3),
+                    "acc": round(h.acc, 3),
+                    "matched": h.matched,
+                    "main": h.main_keyword,
                     # Why it matched: keyword → title/tags/id ("head") or text ("body"),
                     # and the line quoted first.
-                    "fields": h.fields, "line": h.line, "key": h.key,
+                    "fields": h.fields,
+                    "line": h.line,
+                    "key": h.key,
                 }
                 for h in shown
             ],
@@ -389,7 +423,9 @@ def recall(
         return RecallResult(context, log)
     if chosen:
         # Strong enough to inject, too big to fit: say so, or a user lowers the threshold.
-        log["reason"] = f"over budget ({len(chosen)} memories, none fits in {cfg.budget_chars} characters)"
+        log["reason"] = (
+            f"over budget ({len(chosen)} memories, none fits in {cfg.budget_chars} characters)"
+        )
     elif not outcome.hits:
         log["reason"] = "no candidates"
     elif gate.best_was_injected:

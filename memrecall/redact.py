@@ -34,9 +34,15 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 __all__ = [
-    "redact", "redact_fast", "PLACEHOLDER", "normalise", "strip_private",
-    "has_private", "has_optout",
+    "redact",
+    "redact_fast",
+    "PLACEHOLDER",
+    "normalise",
+    "strip_private",
+    "has_private",
+    "has_optout",
 ]
+
 
 class _Lazy:
     """A regex compiled on first use. The hook imports this module on every prompt and
@@ -123,8 +129,9 @@ def normalise(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     return "".join(pieces), starts, ends
 
 
-def _to_original(span: tuple[int, int], starts: list[int] | None, ends: list[int] | None,
-                 length: int) -> tuple[int, int]:
+def _to_original(
+    span: tuple[int, int], starts: list[int] | None, ends: list[int] | None, length: int
+) -> tuple[int, int]:
     s, e = span
     if starts is None or ends is None:
         return s, e
@@ -133,8 +140,13 @@ def _to_original(span: tuple[int, int], starts: list[int] | None, ends: list[int
     return starts[s], ends[e - 1] if e > s else starts[s]
 
 
-def _remove_spans(text: str, spans: list[tuple[int, int]], starts: list[int] | None,
-                  ends: list[int] | None, replacement: Callable[[int], str]) -> str:
+def _remove_spans(
+    text: str,
+    spans: list[tuple[int, int]],
+    starts: list[int] | None,
+    ends: list[int] | None,
+    replacement: Callable[[int], str],
+) -> str:
     if not spans:
         return text
     out: list[str] = []
@@ -160,8 +172,15 @@ _PRIVATE_SPAN = _lazy(
 )
 # Where compatibility forms of ASCII live (full-width, small forms, circled, mathematical):
 # the characters whose NFKC is the one wanted, found without normalising a 4 MB prompt.
-_COMPAT_RANGES = ((0x20, 0x7F), (0x2000, 0x2070), (0x2460, 0x2500), (0x3000, 0x3040),
-                  (0xFE50, 0xFE70), (0xFF00, 0xFFF0), (0x1D400, 0x1D800))
+_COMPAT_RANGES = (
+    (0x20, 0x7F),
+    (0x2000, 0x2070),
+    (0x2460, 0x2500),
+    (0x3000, 0x3040),
+    (0xFE50, 0xFE70),
+    (0xFF00, 0xFFF0),
+    (0x1D400, 0x1D800),
+)
 _variants_table: dict[str, set[str]] = {}
 _GAP = "(?:\\s|" + _INVISIBLE.pattern + ")*"
 _INNER_GAP = "(?:" + _INVISIBLE.pattern + ")*"
@@ -250,7 +269,9 @@ def _optout_pattern(marker: str) -> re.Pattern[str] | None:
         chars = [c for c in normalise(marker)[0] if not c.isspace()]
         # Each character in any width or case, spaces or invisible characters between them:
         # NFKC's answer, without normalising the whole prompt.
-        _OPTOUT_CACHE[marker] = re.compile(_GAP.join(_variants(c) for c in chars)) if chars else None
+        _OPTOUT_CACHE[marker] = (
+            re.compile(_GAP.join(_variants(c) for c in chars)) if chars else None
+        )
     return _OPTOUT_CACHE[marker]
 
 
@@ -271,23 +292,30 @@ def has_optout(text: str, marker: str) -> bool:
 # --- value checks -------------------------------------------------------------------------
 
 # Words that stand where a secret would but are not one: types, placeholders, states.
-_NON_VALUES = frozenset("""
+_NON_VALUES = frozenset(
+    """
 none null nil true false undefined string str int bool boolean number object any required optional
 redacted xxxxxx xxxx xxx changeme change_me example sample dummy test password passwd passphrase
 secret token bearer basic digest token: yourpassword your_password mypassword my_password
 yourtoken your_token mytoken your_api_key api_key apikey hidden masked empty unset default
 env environment variable variables value values file stdin prompt ask interactive no-check nocheck
-""".split())
+""".split()
+)
 _QUOTES = "\"'`“”‘’「」『』"
 _TRAILING = ".,;:!?)。、，．：；！？）"
 _CODE_REF = _lazy(
     r"^(?:\$|%\(|%[sd]\b|\{|<[A-Za-z_ -]+>$|\[[A-Za-z_ -]+\]$|os\.|process\.|env\.|getenv|"
     r"self\.|this\.|config\.|settings\.|secrets\.|vars\.|params\.|args\.|opts\.|options\.|request\.|req\.)"
 )
-_PATHISH = _lazy(r"^(?:~|\.{1,2})?/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|cer|asc|gpg|ya?ml|toml|ini|conf|env|jks|keystore)$", re.I)
+_PATHISH = _lazy(
+    r"^(?:~|\.{1,2})?/|^[A-Za-z]:\\|\.(?:pem|key|json|txt|p12|pfx|crt|cer|asc|gpg|ya?ml|toml|ini|conf|env|jks|keystore)$",
+    re.I,
+)
 # Code, not a value: a call (`getProperty(`), an attribute chain (`request.token`).
 _CODE = _lazy(r"[A-Za-z_]\w*[(\[]|^[A-Za-z_]\w*(?:\.#?[A-Za-z_]\w*)+$")
-_NAMING_WORD = _lazy(r"token|secret|passw|passphrase|key|credential|example|sample|dummy|placeholder|your|changeme")
+_NAMING_WORD = _lazy(
+    r"token|secret|passw|passphrase|key|credential|example|sample|dummy|placeholder|your|changeme"
+)
 _WORDISH = _lazy(r"[A-Za-z][a-z]*(?:[_\-][A-Za-z][a-z]*)*|[a-z]+(?:[A-Z][a-z]+)+")
 
 
@@ -295,7 +323,13 @@ def _is_placeholder(value: str) -> bool:
     low = value.lower().strip(_QUOTES).lstrip("\\")
     if not low or low in _NON_VALUES or _CODE_REF.match(low):
         return True
-    if len(set(low)) == 1 or "..." in low or "…" in low or "{{" in low or ("<" in low and ">" in low):
+    if (
+        len(set(low)) == 1
+        or "..." in low
+        or "…" in low
+        or "{{" in low
+        or ("<" in low and ">" in low)
+    ):
         return True  # `********`, `...`, `{{password}}`, `<your-token>`
     if "xxxx" in low or "****" in low or low.startswith(("<", "[", "(")):
         return True
@@ -310,8 +344,12 @@ def _check_strong(value: str) -> bool:
 
 def _check_flag(value: str) -> bool:
     # `--secret id=ssh,src=~/.ssh/x` is a spec, `--password-file ./p` a path: neither is the secret.
-    return (_check_strong(value) and not value.startswith("-") and not _PATHISH.search(value)
-            and not re.match(r"[A-Za-z_]+=", value))
+    return (
+        _check_strong(value)
+        and not value.startswith("-")
+        and not _PATHISH.search(value)
+        and not re.match(r"[A-Za-z_]+=", value)
+    )
 
 
 def _check_assignment(value: str) -> bool:
@@ -322,7 +360,9 @@ def _check_assignment(value: str) -> bool:
         return False  # `max_tokens: 4096`, `input_tokens: 123456`
     if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*(?:\(\))?", value) and not re.search(r"\d", value):
         return False  # a variable or attribute name in code: `token = request.token`
-    return not _PATHISH.search(value) and not _CODE.search(value)  # `token: /run/secrets/token` names a file
+    return not _PATHISH.search(value) and not _CODE.search(
+        value
+    )  # `token: /run/secrets/token` names a file
 
 
 def _check_prose(value: str) -> bool:
@@ -335,7 +375,12 @@ def _check_prose(value: str) -> bool:
 
 def _check_colon(value: str) -> bool:
     """`PW: tiger-lily`, `パスワード：kanrisha`: a colon after a password word names the value."""
-    return len(value) >= 4 and not _is_placeholder(value) and not value.endswith(":") and not _CODE.search(value)
+    return (
+        len(value) >= 4
+        and not _is_placeholder(value)
+        and not value.endswith(":")
+        and not _CODE.search(value)
+    )
 
 
 def _check_random(value: str) -> bool:
@@ -374,11 +419,14 @@ def _check_webhook_tail(value: str) -> bool:
 
 # --- rules --------------------------------------------------------------------------------
 
+
 @dataclass
 class _Rule:
     kind: str
     source: str
-    needs: tuple[str, ...]  # lower-case literals, one of which any match contains; () = a long token run
+    needs: tuple[
+        str, ...
+    ]  # lower-case literals, one of which any match contains; () = a long token run
     group: int = 0  # the part replaced (0: the whole match)
     check: Callable[[str], bool] | None = None
     flags: int = 0
@@ -398,7 +446,18 @@ _KEYWORD = (
     r"psk|key[_\-]?data|(?:signing|encryption|master|secret|app|license|account)[_\-]?key|"
     r"webhook(?:[_\-]?url)?|connection[_\-]?string|conn[_\-]?str"
 )
-_KEYWORD_NEEDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "psk", "webhook", "conn")
+_KEYWORD_NEEDS = (
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "key",
+    "auth",
+    "credential",
+    "psk",
+    "webhook",
+    "conn",
+)
 # A value on a command line: quoted, or up to the next space or shell operator.
 _SHELL_VALUE = r"""("[^"\n]{1,256}"|'[^'\n]{1,256}'|[^\s"'`|;&<>()]{1,256})"""
 # Same command line: no newline, no `;`, `|` or `&` between the program and the flag.
@@ -411,8 +470,10 @@ def _htpasswd_spans(match: re.Match[str]) -> list[tuple[int, int]]:
     """`htpasswd -b[c|B…] [file] user password`: the last positional argument is the password."""
     args = match.group(1)
     offset = match.start(1)
-    tokens = [(m.group(0), m.start() + offset, m.end() + offset)
-              for m in re.finditer(r"\"[^\"\n]*\"|'[^'\n]*'|\S+", args)]
+    tokens = [
+        (m.group(0), m.start() + offset, m.end() + offset)
+        for m in re.finditer(r"\"[^\"\n]*\"|'[^'\n]*'|\S+", args)
+    ]
     flags = [t for t, _, _ in tokens if t.startswith("-")]
     if not any("b" in f for f in flags):
         return []
@@ -438,12 +499,24 @@ def _quoted_spans(match: re.Match[str]) -> list[tuple[int, int]]:
 _JA_STRONG = r"(?:パスワード|パスフレーズ|暗証番号|合言葉|PINコード)"
 # ASCII password words inside Japanese: whole words only (`password_hash` is code).
 _ASCII_PW = r"(?<![A-Za-z0-9_])(?:PW|pw|Pw|pwd|PWD|passwd|password|Password|PASSWORD|pass|PASS|PIN)(?![A-Za-z0-9_])"
-_ENV_STRONG_PARTS = ("PASSWORD", "PASSWD", "PASSPHRASE", "PASS", "PWD", "SECRET", "TOKEN", "APIKEY", "CREDENTIAL",
-                     "CREDENTIALS")
+_ENV_STRONG_PARTS = (
+    "PASSWORD",
+    "PASSWD",
+    "PASSPHRASE",
+    "PASS",
+    "PWD",
+    "SECRET",
+    "TOKEN",
+    "APIKEY",
+    "CREDENTIAL",
+    "CREDENTIALS",
+)
 _ENV_WEAK_PARTS = ("KEY", "AUTH", "DSN")
-_ENV_NAMING = frozenset("""ID NAME NAMES ARN PATH FILE DIR URL URI TYPE REGION BUCKET PREFIX SUFFIX ENABLED ENABLE
+_ENV_NAMING = frozenset(
+    """ID NAME NAMES ARN PATH FILE DIR URL URI TYPE REGION BUCKET PREFIX SUFFIX ENABLED ENABLE
 DISABLED LENGTH LEN SIZE TTL EXPIRY EXPIRES TIMEOUT HEADER FIELD KIND MODE VERSION COUNT MAX MIN FORMAT ALGORITHM ALG
-SCOPE SCOPES ISSUER AUDIENCE LOCATION ENDPOINT HOST PORT USER USERNAME EMAIL PROVIDER METHOD STORE ROTATION""".split())
+SCOPE SCOPES ISSUER AUDIENCE LOCATION ENDPOINT HOST PORT USER USERNAME EMAIL PROVIDER METHOD STORE ROTATION""".split()
+)
 
 
 def _env_spans(match: re.Match[str]) -> list[tuple[int, int]]:
@@ -480,8 +553,25 @@ _JA_WEAK = (
     r"アクセスキー|秘密鍵|暗号化キー|暗号鍵|復号キー|復号鍵|認証キー|認証情報|クレデンシャル|マスターキー|ライセンスキー|"
     r"秘密の値|秘密情報)"
 )
-_JA_NEEDS = ("パスワード", "パスフレーズ", "暗証番号", "合言葉", "pin", "pw", "passwd", "password",
-             "トークン", "シークレット", "キー", "apikey", "api key", "秘密", "鍵", "認証", "クレデンシャル")
+_JA_NEEDS = (
+    "パスワード",
+    "パスフレーズ",
+    "暗証番号",
+    "合言葉",
+    "pin",
+    "pw",
+    "passwd",
+    "password",
+    "トークン",
+    "シークレット",
+    "キー",
+    "apikey",
+    "api key",
+    "秘密",
+    "鍵",
+    "認証",
+    "クレデンシャル",
+)
 # After a keyword: `の値は`, `（本番）：`, `は「…」`, or nothing at all (`パスワードXYZでログイン`).
 _JA_JOIN = r"(?:[\(（][^\)）\n]{1,20}[\)）])?(?:の値|の中身|の文字列|の内容)?[ \t]*(?:は|が|を|って|とは|:|=|＝|→|->)?[ \t]*[「『\"'`]?"
 _ASCII_VALUE = r"([!-~]{3,200})"
@@ -493,29 +583,60 @@ _OPEN_Q = r"[\"'`“‘]?"
 
 _RULES: list[_Rule] = [
     # --- blocks ---
-    _Rule("private-key",
-          r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-          ("-----begin",), flags=re.S),
+    _Rule(
+        "private-key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        ("-----begin",),
+        flags=re.S,
+    ),
     # Escaped newlines: a key pasted inside a JSON string or a tool input.
-    _Rule("private-key", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:\\n|[A-Za-z0-9+/=\s])+?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----)?",
-          ("-----begin",)),
+    _Rule(
+        "private-key",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:\\n|[A-Za-z0-9+/=\s])+?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----)?",
+        ("-----begin",),
+    ),
     # A key's body without its armour: the base64 of the format's own magic bytes
     # (`openssh-key-v1`, PKCS#1 RSA, PKCS#8, SEC1 EC, Ed25519).
-    _Rule("private-key", r"(?<![A-Za-z0-9+/])(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2}[A-Za-z0-9+/]IBAAKC|"
-          r"MII[A-Za-z0-9+/]{2}[A-Za-z0-9+/]IBADANBgkqhkiG9w0BAQEFAASC|MHcCAQEE|MIGHAgEAMBMGByqGSM49|MC4CAQAwBQYDK2Vw)"
-          r"[A-Za-z0-9+/=]*", ("b3blbnnzac1rzxktdje", "ibaakc", "ibadanbgkqhkig9w0baqefaasc", "mhccaqee",
-                                "mighageambmgbyqgsm49", "mc4caqawbqydk2vw")),
-    _Rule("private-key", r"Private-Lines:\s*\d+\s*\n(?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*\n?)+", ("private-lines",)),
+    _Rule(
+        "private-key",
+        r"(?<![A-Za-z0-9+/])(?:b3BlbnNzaC1rZXktdjE|MII[A-Za-z0-9+/]{2}[A-Za-z0-9+/]IBAAKC|"
+        r"MII[A-Za-z0-9+/]{2}[A-Za-z0-9+/]IBADANBgkqhkiG9w0BAQEFAASC|MHcCAQEE|MIGHAgEAMBMGByqGSM49|MC4CAQAwBQYDK2Vw)"
+        r"[A-Za-z0-9+/=]*",
+        (
+            "b3blbnnzac1rzxktdje",
+            "ibaakc",
+            "ibadanbgkqhkig9w0baqefaasc",
+            "mhccaqee",
+            "mighageambmgbyqgsm49",
+            "mc4caqawbqydk2vw",
+        ),
+    ),
+    _Rule(
+        "private-key",
+        r"Private-Lines:\s*\d+\s*\n(?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*\n?)+",
+        ("private-lines",),
+    ),
     # --- provider keys ---
     _Rule("anthropic-key", r"\bsk-ant-[A-Za-z0-9_\-]{16,}", ("sk-ant-",)),
     _Rule("openai-key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}", ("sk-",)),
-    _Rule("github-token", r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+    _Rule(
+        "github-token",
+        r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,}",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    ),
     _Rule("github-token", r"\bgithub_pat_[A-Za-z0-9_]{30,}", ("github_pat_",)),
-    _Rule("gitlab-token", r"\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_\-]{20,}", ("gl",)),
+    _Rule(
+        "gitlab-token",
+        r"\bgl(?:pat|dt|rt|ptt|cbt|oas|soat|ft|imt|agent)-[A-Za-z0-9_\-]{20,}",
+        ("gl",),
+    ),
     _Rule("slack-token", r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", ("xox",)),
     _Rule("slack-token", r"\bxapp-\d-[A-Za-z0-9\-]{10,}", ("xapp-",)),
-    _Rule("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA)[A-Z0-9]{16}\b",
-          ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "abia", "acca")),
+    _Rule(
+        "aws-access-key",
+        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|ABIA|ACCA)[A-Z0-9]{16}\b",
+        ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "abia", "acca"),
+    ),
     _Rule("google-api-key", r"\bAIza[0-9A-Za-z_\-]{35}", ("aiza",)),
     _Rule("google-oauth-token", r"\bya29\.[0-9A-Za-z_\-]{20,}", ("ya29.",)),
     _Rule("google-oauth-token", r"(?<![A-Za-z0-9])1//0[0-9A-Za-z_\-]{30,}", ("1//0",)),
@@ -531,13 +652,17 @@ _RULES: list[_Rule] = [
     _Rule("mailgun-key", r"\bkey-[a-f0-9]{32}\b", ("key-",)),
     _Rule("atlassian-token", r"\bATATT3[A-Za-z0-9_\-=]{30,}", ("atatt3",)),
     _Rule("linear-key", r"\blin_(?:api|oauth)_[A-Za-z0-9]{32,}", ("lin_",)),
-    _Rule("notion-token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b", ("secret_", "ntn_")),
+    _Rule(
+        "notion-token", r"\b(?:secret_[A-Za-z0-9]{43}|ntn_[A-Za-z0-9]{40,})\b", ("secret_", "ntn_")
+    ),
     _Rule("vault-token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", ("hvs.", "hvb.", "hvr.")),
     _Rule("terraform-token", r"\b[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,}", ("atlasv1",)),
     _Rule("doppler-token", r"\bdp\.(?:st|pt|ct|sa|scim|audit)\.[A-Za-z0-9_\-.]{20,}", ("dp.",)),
     _Rule("postman-key", r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", ("pmak-",)),
     _Rule("grafana-token", r"\bgl(?:c|sa)_[A-Za-z0-9+/=_\-]{32,}", ("glc_", "glsa_")),
-    _Rule("newrelic-key", r"\bNR(?:AK|AA|II|JS)-[A-Z0-9]{20,}", ("nrak-", "nraa-", "nrii-", "nrjs-")),
+    _Rule(
+        "newrelic-key", r"\bNR(?:AK|AA|II|JS)-[A-Z0-9]{20,}", ("nrak-", "nraa-", "nrii-", "nrjs-")
+    ),
     _Rule("age-secret-key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{58}\b", ("age-secret-key-",)),
     _Rule("supabase-token", r"\bsbp_[a-f0-9]{40}\b", ("sbp_",)),
     _Rule("figma-token", r"\bfig[dou]_[A-Za-z0-9_\-]{30,}", ("fig",)),
@@ -546,179 +671,535 @@ _RULES: list[_Rule] = [
     _Rule("discord-token", r"\b[MN][A-Za-z0-9]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,}", ()),
     _Rule("telegram-token", r"\b\d{8,10}:AA[A-Za-z0-9_\-]{33}\b", ()),
     # Azure AD client secrets: `xxx8Q~…` (their `~` and `.` break every base64 rule).
-    _Rule("azure-client-secret", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])", ("q~",)),
-    _Rule("azure-storage-key", r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=([A-Za-z0-9+/%]{20,}(?:={0,2}|%3D){0,2})",
-          ("accountkey", "sharedaccess"), group=1),
+    _Rule(
+        "azure-client-secret",
+        r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+        ("q~",),
+    ),
+    _Rule(
+        "azure-storage-key",
+        r"(?i)\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)=([A-Za-z0-9+/%]{20,}(?:={0,2}|%3D){0,2})",
+        ("accountkey", "sharedaccess"),
+        group=1,
+    ),
     _Rule("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}", ("eyj",)),
     # AWS/GCP-HMAC style secret keys: 40 characters of base64 with `/` and `+`, alone.
-    _Rule("cloud-secret-key", r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_\-])", (),
-          check=_check_cloud_secret),
+    _Rule(
+        "cloud-secret-key",
+        r"(?<![A-Za-z0-9+/=_\-.])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=_\-])",
+        (),
+        check=_check_cloud_secret,
+    ),
     # ... and any length, when the words around it say what it is.
-    _Rule("cloud-secret-key",
-          r"(?i)(?:aws[ _\-]?secret(?:[ _\-]?access)?(?:[ _\-]?key)?|secret[ _\-]?access[ _\-]?key|secretaccesskey|"
-          r"シークレットアクセスキー)[\"'\s]*(?:[:=]|=>|is|は|:)?[\"'\s]*([A-Za-z0-9+/]{16,}={0,2})",
-          ("secret", "シークレットアクセスキー"), group=1, check=_check_strong),
+    _Rule(
+        "cloud-secret-key",
+        r"(?i)(?:aws[ _\-]?secret(?:[ _\-]?access)?(?:[ _\-]?key)?|secret[ _\-]?access[ _\-]?key|secretaccesskey|"
+        r"シークレットアクセスキー)[\"'\s]*(?:[:=]|=>|is|は|:)?[\"'\s]*([A-Za-z0-9+/]{16,}={0,2})",
+        ("secret", "シークレットアクセスキー"),
+        group=1,
+        check=_check_strong,
+    ),
     # --- URLs ---
     # Webhooks: the whole URL is the credential. Slack (services, workflows, triggers),
     # Discord, Teams/Office 365, Power Automate, Google Chat, IFTTT, Feishu/Lark.
     _Rule("webhook-url", r"https?://hooks\.slack(?:-gov)?\.com/" + _URL_REST, ("hooks.slack",)),
-    _Rule("webhook-url", r"(?i)https?://(?:[a-z0-9\-]+\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/" + _URL_REST, ("discord",)),
-    _Rule("webhook-url", r"(?i)https?://[a-z0-9\-.]*\.webhook\.office\.com/" + _URL_REST, ("webhook.office",)),
-    _Rule("webhook-url", r"(?i)https?://outlook\.office(?:365)?\.com/webhook/" + _URL_REST, ("outlook.office",)),
-    _Rule("webhook-url", r"(?i)https?://[a-z0-9\-.]*\.logic\.azure\.com(?::\d+)?/workflows/" + _URL_REST, ("logic.azure",)),
-    _Rule("webhook-url", r"(?i)https?://[a-z0-9\-.]*\.api\.powerplatform\.com(?::\d+)?/" + _URL_REST, ("powerplatform",)),
-    _Rule("webhook-url", r"(?i)https?://chat\.googleapis\.com/v1/spaces/" + _URL_REST, ("chat.googleapis",)),
+    _Rule(
+        "webhook-url",
+        r"(?i)https?://(?:[a-z0-9\-]+\.)?discord(?:app)?\.com/api/(?:v\d+/)?webhooks/" + _URL_REST,
+        ("discord",),
+    ),
+    _Rule(
+        "webhook-url",
+        r"(?i)https?://[a-z0-9\-.]*\.webhook\.office\.com/" + _URL_REST,
+        ("webhook.office",),
+    ),
+    _Rule(
+        "webhook-url",
+        r"(?i)https?://outlook\.office(?:365)?\.com/webhook/" + _URL_REST,
+        ("outlook.office",),
+    ),
+    _Rule(
+        "webhook-url",
+        r"(?i)https?://[a-z0-9\-.]*\.logic\.azure\.com(?::\d+)?/workflows/" + _URL_REST,
+        ("logic.azure",),
+    ),
+    _Rule(
+        "webhook-url",
+        r"(?i)https?://[a-z0-9\-.]*\.api\.powerplatform\.com(?::\d+)?/" + _URL_REST,
+        ("powerplatform",),
+    ),
+    _Rule(
+        "webhook-url",
+        r"(?i)https?://chat\.googleapis\.com/v1/spaces/" + _URL_REST,
+        ("chat.googleapis",),
+    ),
     _Rule("webhook-url", r"(?i)https?://maker\.ifttt\.com/" + _URL_REST, ("ifttt",)),
-    _Rule("webhook-url", r"(?i)https?://open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/" + _URL_REST, ("open-apis/bot",)),
+    _Rule(
+        "webhook-url",
+        r"(?i)https?://open\.(?:feishu\.cn|larksuite\.com)/open-apis/bot/" + _URL_REST,
+        ("open-apis/bot",),
+    ),
     # Any other service's webhook: what follows a `/hooks/`-like path segment.
-    _Rule("webhook-url",
-          r"(?i)https?://[^\s/\"'<>]+/(?:[^\s\"'<>?#]*/)?(?:hooks?|webhooks?|webhookb2|incoming-webhooks?|"
-          r"trigger|triggers|catch|notify)/(" + _URL_REST + ")",
-          ("hook", "trigger", "catch", "notify"), group=1, check=_check_webhook_tail),
+    _Rule(
+        "webhook-url",
+        r"(?i)https?://[^\s/\"'<>]+/(?:[^\s\"'<>?#]*/)?(?:hooks?|webhooks?|webhookb2|incoming-webhooks?|"
+        r"trigger|triggers|catch|notify)/(" + _URL_REST + ")",
+        ("hook", "trigger", "catch", "notify"),
+        group=1,
+        check=_check_webhook_tail,
+    ),
     # scheme://user:password@host: the password only, so the host stays readable. Greedy up
     # to the last `@` before a host: the password may hold `/`, `@`, `:` or `%40`.
-    _Rule("url-password",
-          r"(?i)\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/@\"'<>]*:([^\s\"'<>`]+)@[a-z0-9\-._~%\[\]]+",
-          ("://",), group=1, check=_check_url_password),
+    _Rule(
+        "url-password",
+        r"(?i)\b[a-z][a-z0-9+.\-]{1,30}://[^\s:/@\"'<>]*:([^\s\"'<>`]+)@[a-z0-9\-._~%\[\]]+",
+        ("://",),
+        group=1,
+        check=_check_url_password,
+    ),
     # scheme://TOKEN@host (Sentry DSNs, `https://ghp_…@github.com`): a long random user name.
-    _Rule("url-password", r"(?i)\b[a-z][a-z0-9+.\-]{1,30}://([A-Za-z0-9_\-]{20,})@[a-z0-9\-._~]+", ("://",),
-          group=1, check=_check_random),
+    _Rule(
+        "url-password",
+        r"(?i)\b[a-z][a-z0-9+.\-]{1,30}://([A-Za-z0-9_\-]{20,})@[a-z0-9\-._~]+",
+        ("://",),
+        group=1,
+        check=_check_random,
+    ),
     # Query parameters that carry credentials (signed URLs, API keys, Google Chat tokens).
-    _Rule("url-credential",
-          r"(?i)[?&;#](?:[a-z0-9_\-.]*(?:password|passwd|pwd|pass|token|secret|api[_\-]?key|apikey|key|sig|"
-          r"signature|auth|credential|client[_\-]?secret)|x-amz-(?:signature|credential|security-token)|"
-          r"x-goog-(?:signature|credential))=([^&\s#\"'<>`]{6,})",
-          ("=",), group=1, check=lambda v: _check_assignment(v) and not re.fullmatch(r"[\d\-:T.Z%]+|[a-z]{1,5}", v)),
+    _Rule(
+        "url-credential",
+        r"(?i)[?&;#](?:[a-z0-9_\-.]*(?:password|passwd|pwd|pass|token|secret|api[_\-]?key|apikey|key|sig|"
+        r"signature|auth|credential|client[_\-]?secret)|x-amz-(?:signature|credential|security-token)|"
+        r"x-goog-(?:signature|credential))=([^&\s#\"'<>`]{6,})",
+        ("=",),
+        group=1,
+        check=lambda v: _check_assignment(v) and not re.fullmatch(r"[\d\-:T.Z%]+|[a-z]{1,5}", v),
+    ),
     # --- shell: flags and environment ---
     # `--password=…`, `--password …`, `--db-pass …`, `--api-key …`, `--token …` (any program).
-    _Rule("cli-credential",
-          r"(?i)(?<![\w\-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|pwd|token|secret|api-?key|"
-          r"apikey|auth-token|access-token|access-key|secret-key|client-secret|key-password|storepass|keypass|"
-          r"credentials?|auth)(?:=|[ \t]+)" + _SHELL_VALUE,
-          ("--",), group=1, check=_check_flag, trim=True),
+    _Rule(
+        "cli-credential",
+        r"(?i)(?<![\w\-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|pwd|token|secret|api-?key|"
+        r"apikey|auth-token|access-token|access-key|secret-key|client-secret|key-password|storepass|keypass|"
+        r"credentials?|auth)(?:=|[ \t]+)" + _SHELL_VALUE,
+        ("--",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
     # keytool / openssl / ldap / sqlcmd / zip: single-dash password flags.
-    _Rule("cli-credential", r"(?<![\w\-])-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)[ \t]+" + _SHELL_VALUE,
-          ("pass",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"(?<![\w\-])-pass(?:in|out)?[ \t]+pass:" + _SHELL_VALUE, ("pass:",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mysqlslap|mysqlpump|"
-          r"mariadb(?:-dump|-admin|-import|-check)?)\b" + _SAME_COMMAND + r"[ \t]-p(?!-)" + _SHELL_VALUE,
-          ("mysql", "mariadb"), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\bsshpass\b" + _SAME_COMMAND + r"[ \t]-p[ \t]*" + _SHELL_VALUE, ("sshpass",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\bredis-cli\b" + _SAME_COMMAND + r"[ \t]-a[ \t]+" + _SHELL_VALUE, ("redis-cli",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl)\b" + _SAME_COMMAND +
-          r"\blogin\b" + _SAME_COMMAND + r"[ \t]-p[ \t]*" + _SHELL_VALUE,
-          ("login",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop)\b" +
-          _SAME_COMMAND + r"[ \t]-p[ \t]*" + _SHELL_VALUE, ("mongo",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\b(?:sqlcmd|bcp|osql|isql)\b" + _SAME_COMMAND + r"[ \t]-P[ \t]*" + _SHELL_VALUE,
-          ("sqlcmd", "bcp", "osql", "isql"), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b" + _SAME_COMMAND +
-          r"[ \t]-w[ \t]+" + _SHELL_VALUE, ("ldap",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\b(?:zip|unzip)\b" + _SAME_COMMAND + r"[ \t]-P[ \t]+" + _SHELL_VALUE, ("zip",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\b(?:7z|7za|7zr|rar|unrar)\b" + _SAME_COMMAND + r"[ \t]-p" + _SHELL_VALUE, ("7z", "rar"), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\b(?:smbclient|rpcclient|smbmap|smbget|crackmapexec|nxc|net\s+use)\b" + _SAME_COMMAND +
-          r"[ \t](?:-U|--user(?:name)?=?|/user:)[ \t]*[\"']?[^\s%\"']+%" + _SHELL_VALUE,
-          ("smb", "rpcclient", "crackmapexec", "nxc", "net"), group=1, check=_check_flag, trim=True),
+    _Rule(
+        "cli-credential",
+        r"(?<![\w\-])-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)[ \t]+"
+        + _SHELL_VALUE,
+        ("pass",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"(?<![\w\-])-pass(?:in|out)?[ \t]+pass:" + _SHELL_VALUE,
+        ("pass:",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mysqlslap|mysqlpump|"
+        r"mariadb(?:-dump|-admin|-import|-check)?)\b"
+        + _SAME_COMMAND
+        + r"[ \t]-p(?!-)"
+        + _SHELL_VALUE,
+        ("mysql", "mariadb"),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\bsshpass\b" + _SAME_COMMAND + r"[ \t]-p[ \t]*" + _SHELL_VALUE,
+        ("sshpass",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\bredis-cli\b" + _SAME_COMMAND + r"[ \t]-a[ \t]+" + _SHELL_VALUE,
+        ("redis-cli",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl)\b"
+        + _SAME_COMMAND
+        + r"\blogin\b"
+        + _SAME_COMMAND
+        + r"[ \t]-p[ \t]*"
+        + _SHELL_VALUE,
+        ("login",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop)\b"
+        + _SAME_COMMAND
+        + r"[ \t]-p[ \t]*"
+        + _SHELL_VALUE,
+        ("mongo",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\b(?:sqlcmd|bcp|osql|isql)\b" + _SAME_COMMAND + r"[ \t]-P[ \t]*" + _SHELL_VALUE,
+        ("sqlcmd", "bcp", "osql", "isql"),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b"
+        + _SAME_COMMAND
+        + r"[ \t]-w[ \t]+"
+        + _SHELL_VALUE,
+        ("ldap",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\b(?:zip|unzip)\b" + _SAME_COMMAND + r"[ \t]-P[ \t]+" + _SHELL_VALUE,
+        ("zip",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\b(?:7z|7za|7zr|rar|unrar)\b" + _SAME_COMMAND + r"[ \t]-p" + _SHELL_VALUE,
+        ("7z", "rar"),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\b(?:smbclient|rpcclient|smbmap|smbget|crackmapexec|nxc|net\s+use)\b"
+        + _SAME_COMMAND
+        + r"[ \t](?:-U|--user(?:name)?=?|/user:)[ \t]*[\"']?[^\s%\"']+%"
+        + _SHELL_VALUE,
+        ("smb", "rpcclient", "crackmapexec", "nxc", "net"),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
     # `curl -u user:pass`, `--user user:pass`, `--proxy-user`, `wget --user … --password …`.
-    _Rule("cli-credential", r"\b(?:curl|wget|http|https|xh|httpie|ab|lftp|ftp)\b" + _SAME_COMMAND +
-          r"[ \t](?:-u|-U|--user|--proxy-user|--http-user)(?:=|[ \t]*)[\"']?[^\s:\"']*:([^\s\"']{1,256})",
-          ("curl", "wget", "http", "xh", "ab", "ftp"), group=1, check=_check_flag),
+    _Rule(
+        "cli-credential",
+        r"\b(?:curl|wget|http|https|xh|httpie|ab|lftp|ftp)\b"
+        + _SAME_COMMAND
+        + r"[ \t](?:-u|-U|--user|--proxy-user|--http-user)(?:=|[ \t]*)[\"']?[^\s:\"']*:([^\s\"']{1,256})",
+        ("curl", "wget", "http", "xh", "ab", "ftp"),
+        group=1,
+        check=_check_flag,
+    ),
     # `sqlplus scott/tiger@db`, `expdp system/pass`.
-    _Rule("cli-credential", r"\b(?:sqlplus|expdp|impdp|exp|imp|sqlldr|rman\s+target)\s+(?:-\S+\s+)*[A-Za-z0-9_$#]+/([^\s@/]{1,128})(?=@|\s|$)",
-          ("sqlplus", "expdp", "impdp", "exp", "imp", "sqlldr", "rman"), group=1, check=_check_flag),
-    _Rule("cli-credential", r"\bhtpasswd\b((?:[ \t]+[^\s;|&<>]+)+)", ("htpasswd",), spans=_htpasswd_spans),
+    _Rule(
+        "cli-credential",
+        r"\b(?:sqlplus|expdp|impdp|exp|imp|sqlldr|rman\s+target)\s+(?:-\S+\s+)*[A-Za-z0-9_$#]+/([^\s@/]{1,128})(?=@|\s|$)",
+        ("sqlplus", "expdp", "impdp", "exp", "imp", "sqlldr", "rman"),
+        group=1,
+        check=_check_flag,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\bhtpasswd\b((?:[ \t]+[^\s;|&<>]+)+)",
+        ("htpasswd",),
+        spans=_htpasswd_spans,
+    ),
     # `echo 'pw' | docker login --password-stdin`, `echo 'user:pw' | chpasswd`.
-    _Rule("cli-credential", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?" + _SHELL_VALUE +
-          r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?\S*[^\n]*?--password-stdin", ("password-stdin",), group=1, check=_check_flag, trim=True),
-    _Rule("cli-credential", r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?[\"']?[^\s:\"']+:([^\s\"']{1,128})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd",
-          ("chpasswd",), group=1, check=_check_flag),
-    _Rule("cli-credential", r"\bvault\s+login\s+(?:-\S+\s+)*([A-Za-z0-9_.\-]{8,})", ("vault",), group=1, check=_check_random),
+    _Rule(
+        "cli-credential",
+        r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?"
+        + _SHELL_VALUE
+        + r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?\S*[^\n]*?--password-stdin",
+        ("password-stdin",),
+        group=1,
+        check=_check_flag,
+        trim=True,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?[\"']?[^\s:\"']+:([^\s\"']{1,128})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd",
+        ("chpasswd",),
+        group=1,
+        check=_check_flag,
+    ),
+    _Rule(
+        "cli-credential",
+        r"\bvault\s+login\s+(?:-\S+\s+)*([A-Za-z0-9_.\-]{8,})",
+        ("vault",),
+        group=1,
+        check=_check_random,
+    ),
     # `PGPASSWORD=… psql`, `export API_TOKEN=…`, `MYSQL_PWD=…`: shell-style names.
-    _Rule("env-assignment", r"(?<![\w$.\-])([A-Z][A-Z0-9_]{1,80})=" + _SHELL_VALUE,
-          ("pass", "pwd", "secret", "token", "apikey", "auth", "credential", "key", "psk", "dsn"), spans=_env_spans),
+    _Rule(
+        "env-assignment",
+        r"(?<![\w$.\-])([A-Z][A-Z0-9_]{1,80})=" + _SHELL_VALUE,
+        ("pass", "pwd", "secret", "token", "apikey", "auth", "credential", "key", "psk", "dsn"),
+        spans=_env_spans,
+    ),
     # --- credential files ---
     # .netrc: `machine h login u password p` on one line or several.
-    _Rule("netrc-password", r"(?i)\b(?:machine\s+\S+|default(?=\s+login\b))(?:\s+(?:login|account|port)\s+\S+)*\s+password\s+(\S+)",
-          ("machine", "default"), group=1, check=_check_strong),
+    _Rule(
+        "netrc-password",
+        r"(?i)\b(?:machine\s+\S+|default(?=\s+login\b))(?:\s+(?:login|account|port)\s+\S+)*\s+password\s+(\S+)",
+        ("machine", "default"),
+        group=1,
+        check=_check_strong,
+    ),
     # .pgpass: `host:port:database:user:password`.
-    _Rule("pgpass-password", r"(?m)^[ \t]*(?:[A-Za-z0-9.\-_\[\]]+|\*):(?:\d{1,5}|\*):(?:[^\s:]+|\*):(?:[^\s:]+|\*):(\S+)[ \t]*$",
-          (":",), group=1, check=_check_strong),
+    _Rule(
+        "pgpass-password",
+        r"(?m)^[ \t]*(?:[A-Za-z0-9.\-_\[\]]+|\*):(?:\d{1,5}|\*):(?:[^\s:]+|\*):(?:[^\s:]+|\*):(\S+)[ \t]*$",
+        (":",),
+        group=1,
+        check=_check_strong,
+    ),
     # .npmrc: `//registry/:_authToken=…`, `_auth=…`, `_password=…`.
-    _Rule("npmrc-token", r"(?i)(?:^|[\s:])_(?:authToken|auth|password)[ \t]*=[ \t]*([^\s\"']{4,})", ("_auth", "_password"),
-          group=1, check=_check_strong),
+    _Rule(
+        "npmrc-token",
+        r"(?i)(?:^|[\s:])_(?:authToken|auth|password)[ \t]*=[ \t]*([^\s\"']{4,})",
+        ("_auth", "_password"),
+        group=1,
+        check=_check_strong,
+    ),
     # docker config.json: `"auth": "base64"`, `"identitytoken": …`.
-    _Rule("docker-auth", r"(?i)\"(?:auth|identitytoken|registrytoken|password|secret)\"\s*:\s*\"([^\"\n]{4,})\"",
-          ("auth", "token", "password", "secret"), group=1, check=_check_strong),
+    _Rule(
+        "docker-auth",
+        r"(?i)\"(?:auth|identitytoken|registrytoken|password|secret)\"\s*:\s*\"([^\"\n]{4,})\"",
+        ("auth", "token", "password", "secret"),
+        group=1,
+        check=_check_strong,
+    ),
     # .pypirc, .my.cnf, rclone, wpa_supplicant, INI: `password = …` alone on its line.
-    _Rule("secret-assignment", r"(?im)^[ \t]*(?:password|passwd|pass|psk|secret|token)[ \t]*[=:][ \t]*(\S{3,}?)[ \t]*$",
-          ("pass", "psk", "secret", "token"), group=1, check=_check_strong, trim=True),
+    _Rule(
+        "secret-assignment",
+        r"(?im)^[ \t]*(?:password|passwd|pass|psk|secret|token)[ \t]*[=:][ \t]*(\S{3,}?)[ \t]*$",
+        ("pass", "psk", "secret", "token"),
+        group=1,
+        check=_check_strong,
+        trim=True,
+    ),
     # htpasswd and shadow lines: `user:$apr1$…`, `user:$6$…`, `user:$2y$…`.
-    _Rule("password-hash", r"(?m)(?:^|\s)[\w.\-@]+:(\$(?:apr1|2[abxy]?|1|5|6|y|gy|7|argon2i?d?)\$[^\s:]{8,})",
-          ("$",), group=1),
+    _Rule(
+        "password-hash",
+        r"(?m)(?:^|\s)[\w.\-@]+:(\$(?:apr1|2[abxy]?|1|5|6|y|gy|7|argon2i?d?)\$[^\s:]{8,})",
+        ("$",),
+        group=1,
+    ),
     # XML: `<password>…</password>`, `<apiKey>…</apiKey>`.
-    _Rule("secret-assignment", r"(?i)<([\w:.\-]*(?:password|passwd|secret|token|api[_\-]?key|apikey|credentials?)[\w.\-]*)>"
-          r"([^<\n]{3,200})</\1>", ("pass", "secret", "token", "key", "credential"), group=2, check=_check_assignment),
+    _Rule(
+        "secret-assignment",
+        r"(?i)<([\w:.\-]*(?:password|passwd|secret|token|api[_\-]?key|apikey|credentials?)[\w.\-]*)>"
+        r"([^<\n]{3,200})</\1>",
+        ("pass", "secret", "token", "key", "credential"),
+        group=2,
+        check=_check_assignment,
+    ),
     # YAML block scalars: `password: |` (or `>-`) and the indented lines under it.
-    _Rule("secret-block",
-          r"(?m)^([ \t]*)[\w.\-\"']*(?i:" + _KEYWORD + r")[\w.\-\"']*[ \t]*:[ \t]*[|>][0-9+\-]*[ \t]*(?:#[^\n]*)?\n"
-          r"(?:[ \t]*\n)*\1[ \t]+(\S[^\n]*(?:\n(?:[ \t]*\n)*\1[ \t]+\S[^\n]*)*)",
-          _KEYWORD_NEEDS, group=2),
+    _Rule(
+        "secret-block",
+        r"(?m)^([ \t]*)[\w.\-\"']*(?i:"
+        + _KEYWORD
+        + r")[\w.\-\"']*[ \t]*:[ \t]*[|>][0-9+\-]*[ \t]*(?:#[^\n]*)?\n"
+        r"(?:[ \t]*\n)*\1[ \t]+(\S[^\n]*(?:\n(?:[ \t]*\n)*\1[ \t]+\S[^\n]*)*)",
+        _KEYWORD_NEEDS,
+        group=2,
+    ),
     # --- headers ---
-    _Rule("bearer-token", r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9_\-.~+/=]{16,})", ("bearer",), group=1),
-    _Rule("auth-header", r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:token|bearer|basic|digest|apikey|api-key|key|sso-key|"
-          r"splunk|ghp|otp)?\s*([A-Za-z0-9_\-.~+/=:]{8,})", ("authorization",), group=1, check=_check_random),
+    _Rule(
+        "bearer-token",
+        r"(?i)\b(?:authorization:\s*)?bearer\s+([A-Za-z0-9_\-.~+/=]{16,})",
+        ("bearer",),
+        group=1,
+    ),
+    _Rule(
+        "auth-header",
+        r"(?i)\b(?:proxy-)?authorization\s*[:=]\s*[\"']?(?:token|bearer|basic|digest|apikey|api-key|key|sso-key|"
+        r"splunk|ghp|otp)?\s*([A-Za-z0-9_\-.~+/=:]{8,})",
+        ("authorization",),
+        group=1,
+        check=_check_random,
+    ),
     # `Authorization: Basic dXNlcjpwYXNz` (base64 of user:password).
-    _Rule("basic-auth", r"(?i)\bbasic\s+([A-Za-z0-9+/]{16,}={0,2})(?![A-Za-z0-9+/=])", ("basic",), group=1),
+    _Rule(
+        "basic-auth",
+        r"(?i)\bbasic\s+([A-Za-z0-9+/]{16,}={0,2})(?![A-Za-z0-9+/=])",
+        ("basic",),
+        group=1,
+    ),
     # --- prose ---
     # Japanese: `パスワードはKx9-mQ2-pL7zです`, `PWの値は…`, `パスワード：…`, `パスワード hunter2 で`.
-    _Rule("secret-assignment", _JA_STRONG + r"(?:[\(（][^\)）\n]{1,20}[\)）])?[ \t]*[:=＝][ \t]*[「『\"'`]?" + _ASCII_VALUE,
-          _JA_NEEDS, group=1, check=_check_colon, trim=True),
-    _Rule("secret-assignment", _JA_STRONG + _JA_JOIN + _ASCII_VALUE + r"(?=[^!-~]|$)",
-          _JA_NEEDS, group=1, check=_check_prose, trim=True),
-    _Rule("secret-assignment", _ASCII_PW + r"(?:の値|の中身)?[ \t]*(?:は|が|を|って|とは)[ \t]*[「『\"'`]?" + _ASCII_VALUE + r"(?=[^!-~]|$)",
-          _JA_NEEDS, group=1, check=_check_prose, trim=True),
-    _Rule("secret-assignment", _JA_WEAK + _JA_JOIN + _ASCII_VALUE + r"(?=[^!-~]|$)",
-          _JA_NEEDS, group=1, check=_check_random, trim=True),
+    _Rule(
+        "secret-assignment",
+        _JA_STRONG
+        + r"(?:[\(（][^\)）\n]{1,20}[\)）])?[ \t]*[:=＝][ \t]*[「『\"'`]?"
+        + _ASCII_VALUE,
+        _JA_NEEDS,
+        group=1,
+        check=_check_colon,
+        trim=True,
+    ),
+    _Rule(
+        "secret-assignment",
+        _JA_STRONG + _JA_JOIN + _ASCII_VALUE + r"(?=[^!-~]|$)",
+        _JA_NEEDS,
+        group=1,
+        check=_check_prose,
+        trim=True,
+    ),
+    _Rule(
+        "secret-assignment",
+        _ASCII_PW
+        + r"(?:の値|の中身)?[ \t]*(?:は|が|を|って|とは)[ \t]*[「『\"'`]?"
+        + _ASCII_VALUE
+        + r"(?=[^!-~]|$)",
+        _JA_NEEDS,
+        group=1,
+        check=_check_prose,
+        trim=True,
+    ),
+    _Rule(
+        "secret-assignment",
+        _JA_WEAK + _JA_JOIN + _ASCII_VALUE + r"(?=[^!-~]|$)",
+        _JA_NEEDS,
+        group=1,
+        check=_check_random,
+        trim=True,
+    ),
     # `hunter2-Blue がパスワード`, `Kx9… というパスワード`, `…をパスワードに設定`.
-    _Rule("secret-assignment", r"(?<![!-~])[「『\"'`]?([!-~]{4,200}?)[」』\"'`]?[ \t]*(?:が|を|は|という|って|って言う)[ \t]*"
-          r"(?:新しい|本番の|今の|DBの|管理者の|ログイン)?(?:パスワード|パスフレーズ|暗証番号|合言葉|PW)",
-          _JA_NEEDS, group=1, check=_check_prose, trim=True),
+    _Rule(
+        "secret-assignment",
+        r"(?<![!-~])[「『\"'`]?([!-~]{4,200}?)[」』\"'`]?[ \t]*(?:が|を|は|という|って|って言う)[ \t]*"
+        r"(?:新しい|本番の|今の|DBの|管理者の|ログイン)?(?:パスワード|パスフレーズ|暗証番号|合言葉|PW)",
+        _JA_NEEDS,
+        group=1,
+        check=_check_prose,
+        trim=True,
+    ),
     # Any password word, then a quoted value: `パスフレーズ「correct horse」`, `password is "two words"`.
-    _Rule("secret-assignment",
-          r"(?i)(?:" + _JA_STRONG + r"|" + _JA_WEAK + r"|\b" + _EN_ANY + r"\b)" + _EN_FOR +
-          r"[ \t]*(?:の値|の中身)?[ \t]*(?:は|が|を|って|:|=|->|→|" + _EN_VERB + r"|set\s+to|to|as)?[ \t]*"
-          r"(?:「(?P<a>[^」\n]{1,200})」|『(?P<b>[^』\n]{1,200})』|“(?P<c>[^”\n]{1,200})”|(?P<q>[\"'`])(?P<d>[^\n]{1,200}?)(?P=q))",
-          _JA_NEEDS + ("pass", "secret", "token", "key"), spans=_quoted_spans),
+    _Rule(
+        "secret-assignment",
+        r"(?i)(?:"
+        + _JA_STRONG
+        + r"|"
+        + _JA_WEAK
+        + r"|\b"
+        + _EN_ANY
+        + r"\b)"
+        + _EN_FOR
+        + r"[ \t]*(?:の値|の中身)?[ \t]*(?:は|が|を|って|:|=|->|→|"
+        + _EN_VERB
+        + r"|set\s+to|to|as)?[ \t]*"
+        r"(?:「(?P<a>[^」\n]{1,200})」|『(?P<b>[^』\n]{1,200})』|“(?P<c>[^”\n]{1,200})”|(?P<q>[\"'`])(?P<d>[^\n]{1,200}?)(?P=q))",
+        _JA_NEEDS + ("pass", "secret", "token", "key"),
+        spans=_quoted_spans,
+    ),
     # English: `password: x`, `pw: x`, `the pw for bob is x`, `password hunter2`.
-    _Rule("secret-assignment", r"(?i)\b" + _EN_ANY + _EN_FOR + r"[ \t]*(?::|->|→)[ \t]*" + _OPEN_Q + _ASCII_VALUE,
-          ("pass", "pw", "pin", "secret", "token", "key"), group=1, check=_check_colon, trim=True),
-    _Rule("secret-assignment", r"(?i)\b" + _EN_ANY + _EN_FOR + r"\s+" + _EN_VERB + r"\s+(?:now\s+|still\s+|set\s+to\s+|just\s+)?" +
-          _OPEN_Q + _ASCII_VALUE, ("pass", "pw", "pin", "secret", "token", "key"), group=1, check=_check_prose, trim=True),
-    _Rule("secret-assignment", r"(?i)\b" + _EN_STRONG + r"[ \t]+" + _OPEN_Q + _ASCII_VALUE,
-          ("pass",), group=1, check=_check_prose, trim=True),
+    _Rule(
+        "secret-assignment",
+        r"(?i)\b" + _EN_ANY + _EN_FOR + r"[ \t]*(?::|->|→)[ \t]*" + _OPEN_Q + _ASCII_VALUE,
+        ("pass", "pw", "pin", "secret", "token", "key"),
+        group=1,
+        check=_check_colon,
+        trim=True,
+    ),
+    _Rule(
+        "secret-assignment",
+        r"(?i)\b"
+        + _EN_ANY
+        + _EN_FOR
+        + r"\s+"
+        + _EN_VERB
+        + r"\s+(?:now\s+|still\s+|set\s+to\s+|just\s+)?"
+        + _OPEN_Q
+        + _ASCII_VALUE,
+        ("pass", "pw", "pin", "secret", "token", "key"),
+        group=1,
+        check=_check_prose,
+        trim=True,
+    ),
+    _Rule(
+        "secret-assignment",
+        r"(?i)\b" + _EN_STRONG + r"[ \t]+" + _OPEN_Q + _ASCII_VALUE,
+        ("pass",),
+        group=1,
+        check=_check_prose,
+        trim=True,
+    ),
     # `set the password to x`, `changed my db password to x`, `reset it to x` after a password word.
-    _Rule("secret-assignment", r"(?i)\b(?:set|change|changed|reset|update|updated|rotate|rotated|make|made)\s+"
-          r"(?:the\s+|my\s+|our\s+|your\s+|his\s+|her\s+|their\s+|its\s+)?(?:[\w\-]+\s+){0,2}?" + _EN_ANY +
-          r"(?:\s+(?:for|of|on)\s+[\w@.\-]+)?\s+(?:to|as|=|into)\s+" + _OPEN_Q + _ASCII_VALUE,
-          ("pass", "pw", "pin", "secret", "token", "key"), group=1, check=_check_prose, trim=True),
+    _Rule(
+        "secret-assignment",
+        r"(?i)\b(?:set|change|changed|reset|update|updated|rotate|rotated|make|made)\s+"
+        r"(?:the\s+|my\s+|our\s+|your\s+|his\s+|her\s+|their\s+|its\s+)?(?:[\w\-]+\s+){0,2}?"
+        + _EN_ANY
+        + r"(?:\s+(?:for|of|on)\s+[\w@.\-]+)?\s+(?:to|as|=|into)\s+"
+        + _OPEN_Q
+        + _ASCII_VALUE,
+        ("pass", "pw", "pin", "secret", "token", "key"),
+        group=1,
+        check=_check_prose,
+        trim=True,
+    ),
     # `use x as the password`, `with x as password`.
-    _Rule("secret-assignment", r"(?i)\b(?:use|used|using|with|try|tried)\s+" + _OPEN_Q + r"([!-~]{4,200}?)[\"'`”’]?\s+as\s+"
-          r"(?:the\s+|my\s+|our\s+|your\s+|a\s+)?(?:[\w\-]+\s+)?" + _EN_ANY + r"\b",
-          ("pass", "pw", "pin", "secret", "token", "key"), group=1, check=_check_prose, trim=True),
+    _Rule(
+        "secret-assignment",
+        r"(?i)\b(?:use|used|using|with|try|tried)\s+"
+        + _OPEN_Q
+        + r"([!-~]{4,200}?)[\"'`”’]?\s+as\s+"
+        r"(?:the\s+|my\s+|our\s+|your\s+|a\s+)?(?:[\w\-]+\s+)?" + _EN_ANY + r"\b",
+        ("pass", "pw", "pin", "secret", "token", "key"),
+        group=1,
+        check=_check_prose,
+        trim=True,
+    ),
     # `credentials: admin/hunter2`, `login: admin / pass: x` (the pass part is caught above).
-    _Rule("secret-assignment", r"(?i)\bcred(?:ential)?s?\s*[:=]\s*[^\s/:]+\s*[/:]\s*(\S{3,200})", ("cred",),
-          group=1, check=_check_strong, trim=True),
+    _Rule(
+        "secret-assignment",
+        r"(?i)\bcred(?:ential)?s?\s*[:=]\s*[^\s/:]+\s*[/:]\s*(\S{3,200})",
+        ("cred",),
+        group=1,
+        check=_check_strong,
+        trim=True,
+    ),
     # KEY=value / KEY: value / "key": "value" where the key names a secret.
-    _Rule("secret-assignment",
-          r"""(?ix)
+    _Rule(
+        "secret-assignment",
+        r"""(?ix)
           (?<![A-Za-z0-9_.\-])  # from the start of a word only: linear, not quadratic, per word
-          ["']?(?P<key>[A-Za-z0-9_.\-]*(?:""" + _KEYWORD + r""")
+          ["']?(?P<key>[A-Za-z0-9_.\-]*(?:"""
+        + _KEYWORD
+        + r""")
               # the secret word ends the key or a separator follows: `Co-authored-by` is no key
               s?(?:[_.\-][A-Za-z0-9_.\-]*)?)["']?
           \s*(?:=|:|=>)\s*
           (?!\\?["']?\[REDACTED)
           \\?["']?(?P<value>[^\s"'`,;}{)(<>\\]{6,})\\?["']?
-          """, _KEYWORD_NEEDS, spans=_assignment_spans),
+          """,
+        _KEYWORD_NEEDS,
+        spans=_assignment_spans,
+    ),
 ]
 
 # A run of token characters long enough to be a key without a prefix.
@@ -726,8 +1207,12 @@ _LONG_RUN = _lazy(r"[A-Za-z0-9_+/=.~\-]{20,}")
 _UPPER_OR_DIGIT = _lazy(r"[A-Z0-9]")
 _TOKEN = _lazy(r"[A-Za-z0-9+/_=\-]{32,}")
 _HEX = _lazy(r"[0-9a-fA-F]+")
-_TRACKING = _lazy(r"(?<![A-Za-z0-9_])(?:gclid|fbclid|msclkid|dclid|yclid|gbraid|wbraid|mc_eid|_ga|_gl)=$")
-_PUBLIC_KEY = _lazy(r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+$")
+_TRACKING = _lazy(
+    r"(?<![A-Za-z0-9_])(?:gclid|fbclid|msclkid|dclid|yclid|gbraid|wbraid|mc_eid|_ga|_gl)=$"
+)
+_PUBLIC_KEY = _lazy(
+    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+$"
+)
 
 
 def _has_long_run(text: str) -> bool:
@@ -886,8 +1371,9 @@ def _regex_pass(text: str) -> tuple[str, int]:
     if not spans:
         return text, 0
     kinds = [kind for _, _, kind in spans]
-    out = _remove_spans(text, [(s, e) for s, e, _ in spans], starts, ends,
-                        lambda i: f"[REDACTED:{kinds[i]}]")
+    out = _remove_spans(
+        text, [(s, e) for s, e, _ in spans], starts, ends, lambda i: f"[REDACTED:{kinds[i]}]"
+    )
     return out, len(spans)
 
 
@@ -896,8 +1382,9 @@ def _full_pass(text: str) -> tuple[str, int]:
     norm, starts, ends = normalise(text)
     spans = _spans(norm, list(_RULES), True)
     kinds = [kind for _, _, kind in spans]
-    return _remove_spans(text, [(s, e) for s, e, _ in spans], starts, ends,
-                         lambda i: f"[REDACTED:{kinds[i]}]"), len(spans)
+    return _remove_spans(
+        text, [(s, e) for s, e, _ in spans], starts, ends, lambda i: f"[REDACTED:{kinds[i]}]"
+    ), len(spans)
 
 
 # --- detect-secrets (summarize only) ------------------------------------------------------
@@ -905,12 +1392,31 @@ def _full_pass(text: str) -> tuple[str, int]:
 # detect-secrets plugins used (class names). IPs and Artifactory are left out: IP addresses
 # are not secrets, and the Artifactory pattern matches ordinary base64-ish words.
 _PLUGINS = (
-    "AWSKeyDetector", "AzureStorageKeyDetector", "BasicAuthDetector", "CloudantDetector",
-    "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector", "IbmCloudIamDetector",
-    "IbmCosHmacDetector", "JwtTokenDetector", "KeywordDetector", "MailchimpDetector", "NpmDetector",
-    "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
-    "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
-    "TwilioKeyDetector", "Base64HighEntropyString", "HexHighEntropyString",
+    "AWSKeyDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "JwtTokenDetector",
+    "KeywordDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PrivateKeyDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "SoftlayerDetector",
+    "SquareOAuthDetector",
+    "StripeDetector",
+    "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+    "Base64HighEntropyString",
+    "HexHighEntropyString",
 )
 _scanner: Callable[[str], list[tuple[str, str]]] | None = None
 
@@ -960,8 +1466,11 @@ def _load_scanner() -> Callable[[str], list[tuple[str, str]]]:
 
 def _kind_of(secret_type: str) -> str:
     kind = re.sub(r"[^a-z0-9]+", "-", secret_type.lower()).strip("-")
-    return {"secret-keyword": "secret-assignment", "basic-auth-credentials": "url-password",
-            "json-web-token": "jwt"}.get(kind, kind) or "secret"
+    return {
+        "secret-keyword": "secret-assignment",
+        "basic-auth-credentials": "url-password",
+        "json-web-token": "jwt",
+    }.get(kind, kind) or "secret"
 
 
 def _plugin_line(line: str, scan: Callable[[str], list[tuple[str, str]]]) -> tuple[str, int]:
@@ -993,8 +1502,9 @@ def _plugin_line(line: str, scan: Callable[[str], list[tuple[str, str]]]) -> tup
         else:
             merged.append((start, end, kind))
     kinds = [k for _, _, k in merged]
-    return _remove_spans(line, [(s, e) for s, e, _ in merged], starts, ends,
-                         lambda i: f"[REDACTED:{kinds[i]}]"), len(merged)
+    return _remove_spans(
+        line, [(s, e) for s, e, _ in merged], starts, ends, lambda i: f"[REDACTED:{kinds[i]}]"
+    ), len(merged)
 
 
 def _plugin_pass(text: str) -> tuple[str, int]:
@@ -1003,7 +1513,9 @@ def _plugin_pass(text: str) -> tuple[str, int]:
     out: list[str] = []
     for line in text.split("\n"):
         # detect-secrets is per line and quadratic-ish on huge lines; scan in slices.
-        pieces = [line[i:i + 4000] for i in range(0, len(line), 4000)] if len(line) > 4000 else [line]
+        pieces = (
+            [line[i : i + 4000] for i in range(0, len(line), 4000)] if len(line) > 4000 else [line]
+        )
         new_pieces = []
         for piece in pieces:
             if piece.strip():
@@ -1015,6 +1527,7 @@ def _plugin_pass(text: str) -> tuple[str, int]:
 
 
 # --- entry points ---------------------------------------------------------------------------
+
 
 def redact(text: str) -> tuple[str, int]:
     """Replace every secret found in `text` by `[REDACTED:<kind>]`; return (text, count)."""

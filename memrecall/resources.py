@@ -21,7 +21,9 @@ def _first_existing(*candidates: Path) -> Path:
 
 
 def shipped_stopwords() -> Path:
-    return _first_existing(_PACKAGE_DIR / "shipped" / "stopwords.txt", _CHECKOUT_ROOT / "stopwords.txt")
+    return _first_existing(
+        _PACKAGE_DIR / "shipped" / "stopwords.txt", _CHECKOUT_ROOT / "stopwords.txt"
+    )
 
 
 def templates_dir() -> Path:

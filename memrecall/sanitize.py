@@ -34,16 +34,34 @@ __all__ = ["clean", "quoted", "dumps", "ANGLES", "FORMAT_RANGES"]
 # building it from `unicodedata` costs ~0.3 s at start-up; tests/test_sanitize.py checks it
 # against the running Python's database, so a newer Unicode cannot slip past silently.
 FORMAT_RANGES: tuple[tuple[int, int], ...] = (
-    (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD), (0x070F, 0x070F),
-    (0x0890, 0x0891), (0x08E2, 0x08E2), (0x180E, 0x180E), (0x200B, 0x200F), (0x202A, 0x202E),
-    (0x2060, 0x2064), (0x2066, 0x206F), (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD),
-    (0x110CD, 0x110CD), (0x13430, 0x1343F), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
-    (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+    (0x00AD, 0x00AD),
+    (0x0600, 0x0605),
+    (0x061C, 0x061C),
+    (0x06DD, 0x06DD),
+    (0x070F, 0x070F),
+    (0x0890, 0x0891),
+    (0x08E2, 0x08E2),
+    (0x180E, 0x180E),
+    (0x200B, 0x200F),
+    (0x202A, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
 )
 
 
 def _class(ranges: tuple[tuple[int, int], ...]) -> str:
-    return "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b != a else "") for a, b in ranges)
+    return "".join(
+        re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b != a else "") for a, b in ranges
+    )
 
 
 @lru_cache(maxsize=1)
@@ -54,16 +72,20 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
     # 7-bit (ESC …) and 8-bit (C1) introducers; string commands end at BEL or ST, or at the
     # end of the line when a note leaves one open.
     sequence = re.compile(
-        r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"              # CSI (SGR colours, cursor moves, …)
-        r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])"        # OSC, DCS, SOS, PM, APC
+        r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"  # CSI (SGR colours, cursor moves, …)
+        r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])"  # OSC, DCS, SOS, PM, APC
         r"[^\x07\x1b\x9c\n]*(?:\x07|\x1b\\|\x9c)?"
-        r"|\x1b[ -/]*[0-~]?"                                # any other ESC sequence (or a lone ESC)
+        r"|\x1b[ -/]*[0-~]?"  # any other ESC sequence (or a lone ESC)
     )
     # Every control left (C0 but tab/newline, DEL, C1), format characters, lone surrogates.
-    invisible = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + _class(FORMAT_RANGES) + "\ud800-\udfff]")
+    invisible = re.compile(
+        "[\x00-\x08\x0b-\x1f\x7f-\x9f" + _class(FORMAT_RANGES) + "\ud800-\udfff]"
+    )
     # More than one variation selector in a row carries data, not a glyph variant (the
     # "emoji smuggling" trick); the first one is a real variant and stays.
-    selector_run = re.compile("([\ufe00-\ufe0f\U000e0100-\U000e01ef])[\ufe00-\ufe0f\U000e0100-\U000e01ef]+")
+    selector_run = re.compile(
+        "([\ufe00-\ufe0f\U000e0100-\U000e01ef])[\ufe00-\ufe0f\U000e0100-\U000e01ef]+"
+    )
     return sequence, invisible, selector_run
 
 
@@ -88,7 +110,15 @@ _RIGHT = (
 ANGLES = _LEFT + _RIGHT
 _BRACKETS = str.maketrans({**{c: "(" for c in _LEFT}, **{c: ")" for c in _RIGHT}})
 # Arrows and comparisons read better as arrows than as stray parentheses.
-_ARROWS = (("<->", "↔"), ("<=>", "⇔"), ("<-", "←"), ("->", "→"), ("=>", "⇒"), ("<=", "≤"), (">=", "≥"))
+_ARROWS = (
+    ("<->", "↔"),
+    ("<=>", "⇔"),
+    ("<-", "←"),
+    ("->", "→"),
+    ("=>", "⇒"),
+    ("<=", "≤"),
+    (">=", "≥"),
+)
 _MAX_FOLDS = 8
 
 

@@ -152,7 +152,10 @@ class SearchOutcome:
 
 # --- synonyms ---------------------------------------------------------------------------
 
-def load_synonyms(paths: Iterable[Path], wanted: Iterable[str] | None = None) -> dict[str, set[str]]:
+
+def load_synonyms(
+    paths: Iterable[Path], wanted: Iterable[str] | None = None
+) -> dict[str, set[str]]:
     """Groups from the shipped table and the user's; every word maps to its whole group.
 
     `wanted` (case-folded keywords): only the lines that can matter for them are parsed — the
@@ -185,7 +188,9 @@ def _lines_for(lines: list[str], wanted: set[str]) -> list[str]:
     chosen = {i for i, line in enumerate(folded) if any(w in line for w in wanted)}
     # One more hop: a line sharing a word with a chosen line merges with it.
     words = {w.strip() for i in chosen for w in re.split(r"[,|]", folded[i]) if w.strip()}
-    chosen |= {i for i, line in enumerate(folded) if i not in chosen and any(w in line for w in words)}
+    chosen |= {
+        i for i, line in enumerate(folded) if i not in chosen and any(w in line for w in words)
+    }
     return [lines[i] for i in sorted(chosen)]
 
 
@@ -207,7 +212,9 @@ def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> li
     seen: set[str] = set()
     for keyword in keywords:
         texts = [(keyword.text, False)]
-        texts += [(s, True) for s in sorted(synonyms.get(keyword.key, ())) if s.casefold() != keyword.key]
+        texts += [
+            (s, True) for s in sorted(synonyms.get(keyword.key, ())) if s.casefold() != keyword.key
+        ]
         for text, is_synonym in texts:
             folded = text.casefold()
             if folded in seen:
@@ -218,6 +225,7 @@ def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> li
 
 
 # --- stores -----------------------------------------------------------------------------
+
 
 def open_stores(settings: Settings, only: Iterable[str] | None = None) -> list[Store]:
     from .stores.beads import BeadsStore
@@ -232,7 +240,9 @@ def open_stores(settings: Settings, only: Iterable[str] | None = None) -> list[S
     if vaults:
         stores.append(VaultStore(vaults, cache))
     if "summaries" in wanted:
-        stores.append(SummaryStore(settings.summaries, settings.now, settings.retention_days, cache))
+        stores.append(
+            SummaryStore(settings.summaries, settings.now, settings.retention_days, cache)
+        )
     return stores
 
 
@@ -264,6 +274,7 @@ def missing_stores(settings: Settings, only: Iterable[str] | None = None) -> lis
 
 
 # --- matching and scoring ---------------------------------------------------------------
+
 
 @dataclass
 class _Candidate:
@@ -416,7 +427,9 @@ class _Scorer:
                 # The prompt names this very issue: it leads every issue that mentions it.
                 value *= ranking.EXACT_ID_BOOST
                 result.distinctive = result.exact_id = True
-            result.evidence.append(Evidence(top.text, top.subkind, credit, rarity, df.get(key, 1), in_head))
+            result.evidence.append(
+                Evidence(top.text, top.subkind, credit, rarity, df.get(key, 1), in_head)
+            )
             raw += value
             covered += credit * weight
             if value > best_value:
@@ -482,7 +495,11 @@ def _line_rank(number: int, text: str, keys: set[str], code: set[int]) -> tuple[
     headings, then the most keywords, a stated outcome, prose over code, then the earliest."""
     stripped = text.strip()
     heading = stripped.startswith("#")
-    is_code = number in code or stripped.startswith("    ") or len(_CODE_CHARS.findall(stripped)) * 8 > len(stripped)
+    is_code = (
+        number in code
+        or stripped.startswith("    ")
+        or len(_CODE_CHARS.findall(stripped)) * 8 > len(stripped)
+    )
     return (heading, -len(keys), not _TELLING.search(stripped), is_code, len(stripped) < 12, number)
 
 
@@ -514,7 +531,12 @@ def _best_lines(cand: _Candidate, limit: int = 3) -> list[tuple[int, str, set[st
         # Only the title, frontmatter or a footer matched: quote the first line worth reading.
         for number in sorted(doc.lines):
             text = doc.lines[number]
-            if not _repeats_header(doc, number) and text.strip() and not _MARKUP_ONLY.match(text) and not text.lstrip().startswith("#"):
+            if (
+                not _repeats_header(doc, number)
+                and text.strip()
+                and not _MARKUP_ONLY.match(text)
+                and not text.lstrip().startswith("#")
+            ):
                 if " ".join(text.casefold().split()) not in seen:
                     return [(number, text, set())]
         first = min(cand.line_keys, default=None)
@@ -626,7 +648,9 @@ def search(
     return outcome
 
 
-def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int], total: int) -> Hit | None:
+def _make_hit(
+    store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int], total: int
+) -> Hit | None:
     score = scorer.score(cand, df, total, with_fields=True)
     best = _best_lines(cand)
     if not best:
@@ -664,14 +688,19 @@ def _make_hit(store: str, cand: _Candidate, scorer: _Scorer, df: dict[str, int],
         clean=cand.clean,
         tags=list(cand.doc.tags),
         fields={
-            (scorer.by_key[k].text if k in scorer.by_key else k): ("head" if k in heading else "body")
+            (scorer.by_key[k].text if k in scorer.by_key else k): (
+                "head" if k in heading else "body"
+            )
             for k in matched_keys
         },
     )
 
 
 def _search_rg(
-    patterns: list[Pattern], scorer: _Scorer, stores: list[Store], outcome: SearchOutcome,
+    patterns: list[Pattern],
+    scorer: _Scorer,
+    stores: list[Store],
+    outcome: SearchOutcome,
     deadline: float | None,
 ) -> list[Hit]:
     from .grep import grep
@@ -728,8 +757,14 @@ INDEX_CANDIDATES = 100
 
 
 def _search_index(
-    keywords: list[Keyword], patterns: list[Pattern], scorer: _Scorer, settings: Settings,
-    outcome: SearchOutcome, limit: int, only: Iterable[str] | None, deadline: float | None = None,
+    keywords: list[Keyword],
+    patterns: list[Pattern],
+    scorer: _Scorer,
+    settings: Settings,
+    outcome: SearchOutcome,
+    limit: int,
+    only: Iterable[str] | None,
+    deadline: float | None = None,
 ) -> list[Hit] | None:
     """The index engine, or None (with `outcome.fallback` set) when ripgrep must answer."""
     from .index import IndexReader, IndexUnavailable, QueryTerm, has_cjk, maybe_start_refresh
@@ -764,7 +799,9 @@ def _search_index(
         credit = ranking.SYNONYM_CREDIT if pattern.synonym else 1.0
         if by is not None and by.kind == "part":
             credit *= ranking.PART_CREDIT
-        terms.append(QueryTerm(pattern.text, term_key(pattern.text), weight * credit, has_cjk(pattern.text)))
+        terms.append(
+            QueryTerm(pattern.text, term_key(pattern.text), weight * credit, has_cjk(pattern.text))
+        )
     try:
         answer = reader.query(terms, INDEX_CANDIDATES, set(only) if only else None)
     except (KeyboardInterrupt, SystemExit):
@@ -792,13 +829,25 @@ def _search_index(
     candidates: list[_Candidate] = []
     for found in answer.hits:
         doc = Document(
-            found.store, found.ref, Path(found.path), title=found.title, date=found.date,
-            date_source=found.date_source, source_line=found.line if rules_for(found.store).by_id else 0,
-            tags=found.tags, status=found.status or None, priority=found.priority, recalled=found.recalled,
-            heading_text=" ".join([found.title, Path(found.ref).stem, found.ref, *found.tags, found.head]).casefold(),
+            found.store,
+            found.ref,
+            Path(found.path),
+            title=found.title,
+            date=found.date,
+            date_source=found.date_source,
+            source_line=found.line if rules_for(found.store).by_id else 0,
+            tags=found.tags,
+            status=found.status or None,
+            priority=found.priority,
+            recalled=found.recalled,
+            heading_text=" ".join(
+                [found.title, Path(found.ref).stem, found.ref, *found.tags, found.head]
+            ).casefold(),
             loaded=True,
         )
-        cand = _Candidate(doc, root=found.root, offset=found.offset, clean=found.clean, stamp=found.stamp)
+        cand = _Candidate(
+            doc, root=found.root, offset=found.offset, clean=found.clean, stamp=found.stamp
+        )
         for position, tf in found.terms.items():
             pattern = patterns[position]
             if cand.via.get(pattern.keyword) != "direct":
@@ -809,7 +858,9 @@ def _search_index(
             outcome.candidates[found.store] = outcome.candidates.get(found.store, 0) + 1
     for cand in candidates:
         store_df = df_by_store.get(cand.doc.store, {})
-        cand.prelim = scorer.score(cand, store_df, answer.totals.get(cand.doc.store, 1), with_fields=True).value
+        cand.prelim = scorer.score(
+            cand, store_df, answer.totals.get(cand.doc.store, 1), with_fields=True
+        ).value
     candidates.sort(key=lambda c: c.prelim, reverse=True)
     mark = outcome.mark("rank", mark)
     scan = _scan_patterns(patterns, [term.term for term in terms])

@@ -53,7 +53,8 @@ class SessionState:
         # (State written before keys existed names store and ref only.)
         return {
             str(item.get("key") or f"{item.get('store')}:{item.get('ref')}")
-            for item in self.injected if isinstance(item, dict)
+            for item in self.injected
+            if isinstance(item, dict)
         }
 
     def record_injected(self, memories: Iterable[Any]) -> None:
@@ -66,7 +67,9 @@ def state_path(state_dir: Path, session_id: str) -> Path:
     safe = re.sub(r"[^A-Za-z0-9_.-]", "", session_id)[:80]
     if not safe or safe != session_id:
         # Claude Code's ids are UUIDs, already safe: hashing is the rare case.
-        safe = (safe[:40] + "-" if safe else "") + hashlib.sha256(session_id.encode()).hexdigest()[:16]
+        safe = (safe[:40] + "-" if safe else "") + hashlib.sha256(session_id.encode()).hexdigest()[
+            :16
+        ]
     return state_dir / "sessions" / f"{safe}.json"
 
 

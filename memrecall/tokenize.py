@@ -23,7 +23,9 @@ def tokenize_text(
     from .stores.beads import id_prefixes
 
     analyzer, notes = resolve(backend, timeout)
-    return extract(text, analyzer, effective_stopwords(settings), id_prefixes=id_prefixes(settings.beads)), notes
+    return extract(
+        text, analyzer, effective_stopwords(settings), id_prefixes=id_prefixes(settings.beads)
+    ), notes
 
 
 def render(keywords: list[Keyword], as_json: bool) -> str:

@@ -32,7 +32,13 @@ VOCAB = (
     "ユーザー 管理 機能 処理 データ 取得 更新 登録 一覧 詳細 検索 表示 エラー 原因 手順 方法 結果 "
     "deploy config review test build release server client cache request response error retry"
 ).split()
-RARE = {"pay-1234": 0.002, "sync_inventory_batch": 0.005, "在庫同期": 0.02, "タイムアウト": 0.08, "バッチ": 0.08}
+RARE = {
+    "pay-1234": 0.002,
+    "sync_inventory_batch": 0.005,
+    "在庫同期": 0.02,
+    "タイムアウト": 0.08,
+    "バッチ": 0.08,
+}
 TERMS = [*RARE, "設定"]
 
 
@@ -70,7 +76,9 @@ def _tantivy_schema():
 def _tantivy_register(index) -> None:
     import tantivy
 
-    index.register_tokenizer("ws", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build())
+    index.register_tokenizer(
+        "ws", tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.whitespace()).build()
+    )
 
 
 def build_tantivy(path: Path, n: int) -> None:
@@ -89,7 +97,10 @@ def build_tantivy(path: Path, n: int) -> None:
 def query_fts(path: str) -> int:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     db.execute("create virtual table temp.v using fts5vocab(main, d, row)")
-    df = {t: (db.execute("select doc from temp.v where term = ?", (t,)).fetchone() or [0])[0] for t in TERMS}
+    df = {
+        t: (db.execute("select doc from temp.v where term = ?", (t,)).fetchone() or [0])[0]
+        for t in TERMS
+    }
     match = " OR ".join(f'"{t}"' for t in TERMS if df[t])
     top = db.execute(
         "select rowid from d where d match ? order by bm25(d, 4.0, 1.0) limit 100", (match,)
@@ -98,7 +109,11 @@ def query_fts(path: str) -> int:
     marks = ",".join("?" * len(ids))
     held = 0
     for term in TERMS:
-        held += len(db.execute(f"select rowid from d where d match ? and rowid in ({marks})", [f'"{term}"', *ids]).fetchall())
+        held += len(
+            db.execute(
+                f"select rowid from d where d match ? and rowid in ({marks})", [f'"{term}"', *ids]
+            ).fetchall()
+        )
     return held
 
 
@@ -114,14 +129,21 @@ def query_tantivy(path: str) -> int:
     should = []
     for term in TERMS:
         if df[term]:
-            should.append((occur.Should, tantivy.Query.boost_query(tantivy.Query.term_query(schema, "head", term), 4.0)))
+            should.append(
+                (
+                    occur.Should,
+                    tantivy.Query.boost_query(tantivy.Query.term_query(schema, "head", term), 4.0),
+                )
+            )
             should.append((occur.Should, tantivy.Query.term_query(schema, "body", term)))
     top = searcher.search(tantivy.Query.boolean_query(should), limit=100).hits
     ids = [searcher.doc(address)["id"][0] for _, address in top]
     only = tantivy.Query.const_score_query(tantivy.Query.term_set_query(schema, "id", ids), 0.0)
     held = 0
     for term in TERMS:
-        member = tantivy.Query.boolean_query([(occur.Must, tantivy.Query.term_query(schema, "body", term)), (occur.Must, only)])
+        member = tantivy.Query.boolean_query(
+            [(occur.Must, tantivy.Query.term_query(schema, "body", term)), (occur.Must, only)]
+        )
         held += len(searcher.search(member, limit=100).hits)
     return held
 
@@ -165,16 +187,27 @@ def main() -> int:
                     times[name].append((time.perf_counter() - started) * 1000)
                     answers[name] = done.stdout.strip()
             for engine in ("fts5", "tantivy"):
-                rows.append({
-                    "docs": size, "engine": engine, "build_s": build_s[engine], "mb": size_mb[engine],
-                    "p50": statistics.median(times[engine]), "max": max(times[engine]),
-                    "python": statistics.median(times["python"]), "held": answers[engine].decode(),
-                })
+                rows.append(
+                    {
+                        "docs": size,
+                        "engine": engine,
+                        "build_s": build_s[engine],
+                        "mb": size_mb[engine],
+                        "p50": statistics.median(times[engine]),
+                        "max": max(times[engine]),
+                        "python": statistics.median(times["python"]),
+                        "held": answers[engine].decode(),
+                    }
+                )
                 print(rows[-1], file=sys.stderr)
-    print("| docs | engine | build s | size MB | query process p50 ms | max ms | `python -c pass` p50 ms | term hits among top 100 |")
+    print(
+        "| docs | engine | build s | size MB | query process p50 ms | max ms | `python -c pass` p50 ms | term hits among top 100 |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['docs']:,} | {r['engine']} | {r['build_s']:.1f} | {r['mb']:.1f} | {r['p50']:.0f} | {r['max']:.0f} | {r['python']:.0f} | {r['held']} |")
+        print(
+            f"| {r['docs']:,} | {r['engine']} | {r['build_s']:.1f} | {r['mb']:.1f} | {r['p50']:.0f} | {r['max']:.0f} | {r['python']:.0f} | {r['held']} |"
+        )
     return 0
 
 

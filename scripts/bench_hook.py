@@ -37,7 +37,13 @@ VOCAB = (
 ).split()
 # The prompt's keywords and the share of documents that contain each: an id in a handful,
 # an identifier in a few dozen, a topic word in a few per cent, generic words in many.
-RARE = {"PAY-1234": 0.002, "sync_inventory_batch": 0.005, "在庫同期": 0.02, "タイムアウト": 0.08, "バッチ": 0.08}
+RARE = {
+    "PAY-1234": 0.002,
+    "sync_inventory_batch": 0.005,
+    "在庫同期": 0.02,
+    "タイムアウト": 0.08,
+    "バッチ": 0.08,
+}
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -66,16 +72,20 @@ def generate(root: Path, total: int) -> dict[str, Path]:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"note-{i:06d}.md").write_text(
             f"---\ntags: [{rng.choice(VOCAB)}, {rng.choice(VOCAB)}]\n---\n# {rng.choice(VOCAB)} {rng.choice(VOCAB)} {i}\n"
-            + _text(rng, rng.randint(60, 160)) + "\n",
+            + _text(rng, rng.randint(60, 160))
+            + "\n",
             encoding="utf-8",
         )
     with (beads / "issues.jsonl").open("w", encoding="utf-8") as out:
         for i in range(n_issues):
             issue = {
-                "id": f"bd-{i:05x}", "title": f"{rng.choice(VOCAB)} {rng.choice(VOCAB)} の{rng.choice(VOCAB)}",
-                "status": rng.choice(["open", "closed", "closed", "in_progress"]), "priority": rng.randint(0, 4),
+                "id": f"bd-{i:05x}",
+                "title": f"{rng.choice(VOCAB)} {rng.choice(VOCAB)} の{rng.choice(VOCAB)}",
+                "status": rng.choice(["open", "closed", "closed", "in_progress"]),
+                "priority": rng.randint(0, 4),
                 "description": _text(rng, rng.randint(20, 80)).replace("\n", " "),
-                "created_at": "2026-10-01T00:00:00Z", "updated_at": "2026-11-01T00:00:00Z",
+                "created_at": "2026-10-01T00:00:00Z",
+                "updated_at": "2026-11-01T00:00:00Z",
             }
             out.write(json.dumps(issue, ensure_ascii=False) + "\n")
     for i in range(n_summaries):
@@ -93,7 +103,9 @@ def generate(root: Path, total: int) -> dict[str, Path]:
 
 def _run_rss(argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, float, bytes]:
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
+    )
     assert proc.stdin and proc.stdout
     proc.stdin.write(stdin)
     proc.stdin.close()
@@ -143,15 +155,33 @@ def main() -> int:
                     "MEMRECALL_TOKENIZER": backend,
                     "MEMRECALL_NOW": "2026-12-02T09:00:00+09:00",
                 }
-                keywords = subprocess.run(
-                    [python, "-m", "memrecall", "tokenize", "-b", backend], input=PROMPT.encode(),
-                    capture_output=True, env=env, check=True,
-                ).stdout.decode().split()
-                rg_argv = [rg, "--no-config", "-F", "-i", "-l", *sum((["-e", k] for k in keywords), []),
-                           str(paths["vault"]), str(paths["beads"]), str(paths["summaries"])]
+                keywords = (
+                    subprocess.run(
+                        [python, "-m", "memrecall", "tokenize", "-b", backend],
+                        input=PROMPT.encode(),
+                        capture_output=True,
+                        env=env,
+                        check=True,
+                    )
+                    .stdout.decode()
+                    .split()
+                )
+                rg_argv = [
+                    rg,
+                    "--no-config",
+                    "-F",
+                    "-i",
+                    "-l",
+                    *sum((["-e", k] for k in keywords), []),
+                    str(paths["vault"]),
+                    str(paths["beads"]),
+                    str(paths["summaries"]),
+                ]
                 subprocess.run(rg_argv, capture_output=True, check=False)  # warm the page cache
                 hook_input = json.dumps({"session_id": "warm", "prompt": PROMPT}).encode()
-                _run_rss([python, "-m", "memrecall", "recall"], hook_input, env)  # fill the count cache
+                _run_rss(
+                    [python, "-m", "memrecall", "recall"], hook_input, env
+                )  # fill the count cache
                 hook_ms, hook_rss, rg_ms, rg_rss = [], [], [], []
                 decisions: dict[str, int] = {}
                 for n in range(runs):
@@ -167,22 +197,34 @@ def main() -> int:
                 for line in log[-1].read_text("utf-8").splitlines()[1:] if log else []:
                     decision = json.loads(line).get("decision", "?")
                     decisions[decision] = decisions.get(decision, 0) + 1
-                rows.append({
-                    "docs": size, "backend": backend, "runs": runs, "keywords": len(keywords),
-                    "hook_p50": statistics.median(hook_ms), "hook_p95": _pct(hook_ms, 0.95),
-                    "rg_p50": statistics.median(rg_ms), "rg_p95": _pct(rg_ms, 0.95),
-                    "ratio": statistics.median(hook_ms) / statistics.median(rg_ms),
-                    "hook_rss": max(hook_rss), "rg_rss": max(rg_rss), "decisions": decisions,
-                    "generate_s": gen_s,
-                })
+                rows.append(
+                    {
+                        "docs": size,
+                        "backend": backend,
+                        "runs": runs,
+                        "keywords": len(keywords),
+                        "hook_p50": statistics.median(hook_ms),
+                        "hook_p95": _pct(hook_ms, 0.95),
+                        "rg_p50": statistics.median(rg_ms),
+                        "rg_p95": _pct(rg_ms, 0.95),
+                        "ratio": statistics.median(hook_ms) / statistics.median(rg_ms),
+                        "hook_rss": max(hook_rss),
+                        "rg_rss": max(rg_rss),
+                        "decisions": decisions,
+                        "generate_s": gen_s,
+                    }
+                )
                 print(json.dumps(rows[-1]), file=sys.stderr)
-    print("| docs | backend | runs | hook p50 ms | hook p95 ms | bare rg p50 ms | hook / rg | hook peak RSS MiB | rg peak RSS MiB | decisions |")
+    print(
+        "| docs | backend | runs | hook p50 ms | hook p95 ms | bare rg p50 ms | hook / rg | hook peak RSS MiB | rg peak RSS MiB | decisions |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print(
             f"| {r['docs']:,} | {r['backend']} | {r['runs']} | {r['hook_p50']:.0f} | {r['hook_p95']:.0f} | "
             f"{r['rg_p50']:.0f} | {r['ratio']:.2f}× | {r['hook_rss']:.0f} | {r['rg_rss']:.0f} | "
-            + ", ".join(f"{k} {v}" for k, v in sorted(r["decisions"].items())) + " |"
+            + ", ".join(f"{k} {v}" for k, v in sorted(r["decisions"].items()))
+            + " |"
         )
     return 0
 

@@ -74,7 +74,9 @@ def main() -> int:
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--backend", default="sudachi")
-    parser.add_argument("--keep", type=Path, help="generate/keep stores under this folder (reused if present)")
+    parser.add_argument(
+        "--keep", type=Path, help="generate/keep stores under this folder (reused if present)"
+    )
     args = parser.parse_args()
 
     from memrecall.grep import find_rg
@@ -97,8 +99,11 @@ def main() -> int:
         if not (root / "stores").is_dir():
             paths = generate(root / "stores", size)
         else:
-            paths = {"vault": root / "stores" / "vault", "beads": root / "stores" / "proj",
-                     "summaries": root / "stores" / "summaries"}
+            paths = {
+                "vault": root / "stores" / "vault",
+                "beads": root / "stores" / "proj",
+                "summaries": root / "stores" / "summaries",
+            }
         home = root / f"home-{args.backend}"
         env = {
             **base_env,
@@ -112,28 +117,61 @@ def main() -> int:
             "MEMRECALL_INDEX": "manual",
         }
         started = time.perf_counter()
-        proc = subprocess.Popen([python, "-m", "memrecall", "index", "rebuild", "--json"],
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+        proc = subprocess.Popen(
+            [python, "-m", "memrecall", "index", "rebuild", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
         out = proc.stdout.read() if proc.stdout else b""
         _, status, usage = os.wait4(proc.pid, 0)
         build_s = time.perf_counter() - started
         report = json.loads(out or b"{}")
         index_path = Path(report.get("path", ""))
-        index_bytes = sum(f.stat().st_size for f in index_path.iterdir() if f.is_file()) if index_path.is_dir() else 0
-        builds.append({
-            "docs": report.get("documents", 0), "size": size, "seconds": build_s,
-            "docs_per_s": report.get("documents", 0) / build_s if build_s else 0,
-            "mb": index_bytes / 1e6, "rss": usage.ru_maxrss / 1024,
-        })
+        index_bytes = (
+            sum(f.stat().st_size for f in index_path.iterdir() if f.is_file())
+            if index_path.is_dir()
+            else 0
+        )
+        builds.append(
+            {
+                "docs": report.get("documents", 0),
+                "size": size,
+                "seconds": build_s,
+                "docs_per_s": report.get("documents", 0) / build_s if build_s else 0,
+                "mb": index_bytes / 1e6,
+                "rss": usage.ru_maxrss / 1024,
+            }
+        )
         print(json.dumps(builds[-1]), file=sys.stderr)
 
         for label, prompt in PROMPTS.items():
-            keywords = subprocess.run(
-                [python, "-m", "memrecall", "tokenize"], input=prompt.encode(),
-                capture_output=True, env=env, check=True,
-            ).stdout.decode().split()
-            rg_argv = [rg, "--no-config", "-F", "-i", "-l", *sum((["-e", k] for k in keywords), []),
-                       str(paths["vault"]), str(paths["beads"]), str(paths["summaries"])] if keywords else None
+            keywords = (
+                subprocess.run(
+                    [python, "-m", "memrecall", "tokenize"],
+                    input=prompt.encode(),
+                    capture_output=True,
+                    env=env,
+                    check=True,
+                )
+                .stdout.decode()
+                .split()
+            )
+            rg_argv = (
+                [
+                    rg,
+                    "--no-config",
+                    "-F",
+                    "-i",
+                    "-l",
+                    *sum((["-e", k] for k in keywords), []),
+                    str(paths["vault"]),
+                    str(paths["beads"]),
+                    str(paths["summaries"]),
+                ]
+                if keywords
+                else None
+            )
             floor_argv = [python, "-c", FLOOR]
             hook_argv = [python, "-m", "memrecall", "recall"]
             # Warm: page cache, bytecode, dictionary.
@@ -146,7 +184,9 @@ def main() -> int:
             rss: list[float] = []
             for n in range(args.runs):
                 # A session of its own per run (and per benchmark run: --keep reuses the home).
-                stdin = json.dumps({"session_id": f"bench-{label}-{n}-{os.getpid()}", "prompt": prompt}).encode()
+                stdin = json.dumps(
+                    {"session_id": f"bench-{label}-{n}-{os.getpid()}", "prompt": prompt}
+                ).encode()
                 ms, _, _ = _run_rss(floor_argv, prompt.encode(), env)
                 times["floor"].append(ms)
                 ms, peak, _ = _run_rss(hook_argv, stdin, env)
@@ -155,20 +195,33 @@ def main() -> int:
                 if rg_argv:
                     ms, _, _ = _run_rss(rg_argv, b"", env)
                     times["rg"].append(ms)
-            entries = _log_entries(home)[before + 1:]
+            entries = _log_entries(home)[before + 1 :]
             decisions: dict[str, int] = {}
             engines: dict[str, int] = {}
             for entry in entries:
-                decisions[entry.get("decision", "?")] = decisions.get(entry.get("decision", "?"), 0) + 1
+                decisions[entry.get("decision", "?")] = (
+                    decisions.get(entry.get("decision", "?"), 0) + 1
+                )
                 engines[entry.get("engine", "-")] = engines.get(entry.get("engine", "-"), 0) + 1
             row = {
-                "docs": size, "prompt": label, "runs": args.runs,
-                "floor_p50": statistics.median(times["floor"]), "floor_p95": _pct(times["floor"], 0.95),
-                "hook_p50": statistics.median(times["hook"]), "hook_p95": _pct(times["hook"], 0.95),
+                "docs": size,
+                "prompt": label,
+                "runs": args.runs,
+                "floor_p50": statistics.median(times["floor"]),
+                "floor_p95": _pct(times["floor"], 0.95),
+                "hook_p50": statistics.median(times["hook"]),
+                "hook_p95": _pct(times["hook"], 0.95),
                 "rg_p50": statistics.median(times["rg"]) if times["rg"] else None,
-                "rss": max(rss), "decisions": decisions, "engines": engines,
+                "rss": max(rss),
+                "decisions": decisions,
+                "engines": engines,
                 "search_ms": statistics.median(
-                    [e.get("phase_ms", {}).get("search", 0) for e in entries if e.get("phase_ms", {}).get("search")] or [0]
+                    [
+                        e.get("phase_ms", {}).get("search", 0)
+                        for e in entries
+                        if e.get("phase_ms", {}).get("search")
+                    ]
+                    or [0]
                 ),
             }
             latency.append(row)
@@ -180,21 +233,42 @@ def main() -> int:
             with note.open("a", encoding="utf-8") as handle:
                 handle.write("\n追記: 在庫同期の再実行手順を確認した\n")
         started = time.perf_counter()
-        out = subprocess.run([python, "-m", "memrecall", "index", "refresh", "--json"],
-                             capture_output=True, env=env, check=True).stdout
+        out = subprocess.run(
+            [python, "-m", "memrecall", "index", "refresh", "--json"],
+            capture_output=True,
+            env=env,
+            check=True,
+        ).stdout
         refresh_s = time.perf_counter() - started
         report = json.loads(out)
-        refreshes.append({"docs": size, "edited": len(notes), "seconds": refresh_s, "build_seconds": build_s,
-                          "share": refresh_s / build_s, "updated": report.get("updated")})
+        refreshes.append(
+            {
+                "docs": size,
+                "edited": len(notes),
+                "seconds": refresh_s,
+                "build_seconds": build_s,
+                "share": refresh_s / build_s,
+                "updated": report.get("updated"),
+            }
+        )
         print(json.dumps(refreshes[-1]), file=sys.stderr)
 
         if _drop_caches():
             stdin = json.dumps({"session_id": "cold", "prompt": PROMPTS["typical"]}).encode()
             ms, _, _ = _run_rss([python, "-m", "memrecall", "recall"], stdin, env)
             last = _log_entries(home)[-1]
-            colds.append({"docs": size, "ms": ms, "decision": last.get("decision"), "engine": last.get("engine")})
+            colds.append(
+                {
+                    "docs": size,
+                    "ms": ms,
+                    "decision": last.get("decision"),
+                    "engine": last.get("engine"),
+                }
+            )
         else:
-            colds.append({"docs": size, "ms": None, "decision": "n/a (cannot drop caches)", "engine": ""})
+            colds.append(
+                {"docs": size, "ms": None, "decision": "n/a (cannot drop caches)", "engine": ""}
+            )
         print(json.dumps(colds[-1]), file=sys.stderr)
         if tmp_owner is not None:
             tmp_owner.cleanup()
@@ -203,32 +277,46 @@ def main() -> int:
     print("| documents | seconds | documents/s | index MB | peak RSS MiB |")
     print("|---:|---:|---:|---:|---:|")
     for b in builds:
-        print(f"| {b['docs']:,} | {b['seconds']:.1f} | {b['docs_per_s']:.0f} | {b['mb']:.1f} | {b['rss']:.0f} |")
+        print(
+            f"| {b['docs']:,} | {b['seconds']:.1f} | {b['docs_per_s']:.0f} | {b['mb']:.1f} | {b['rss']:.0f} |"
+        )
     print("\n### Hook latency (warm)\n")
-    print("| docs | prompt | runs | floor p50 | hook p50 | hook p95 | p50 / floor | p95 / floor p50 | bare rg p50 | hook / rg | search ms | hook RSS MiB | decisions |")
+    print(
+        "| docs | prompt | runs | floor p50 | hook p50 | hook p95 | p50 / floor | p95 / floor p50 | bare rg p50 | hook / rg | search ms | hook RSS MiB | decisions |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in latency:
         rg_p50 = r["rg_p50"]
         print(
             f"| {r['docs']:,} | {r['prompt']} | {r['runs']} | {r['floor_p50']:.0f} | {r['hook_p50']:.0f} | "
             f"{r['hook_p95']:.0f} | {r['hook_p50'] / r['floor_p50']:.2f}× | {r['hook_p95'] / r['floor_p50']:.2f}× | "
-            f"{rg_p50:.0f} | {r['hook_p50'] / rg_p50:.2f}× | " if rg_p50 else
-            f"| {r['docs']:,} | {r['prompt']} | {r['runs']} | {r['floor_p50']:.0f} | {r['hook_p50']:.0f} | "
+            f"{rg_p50:.0f} | {r['hook_p50'] / rg_p50:.2f}× | "
+            if rg_p50
+            else f"| {r['docs']:,} | {r['prompt']} | {r['runs']} | {r['floor_p50']:.0f} | {r['hook_p50']:.0f} | "
             f"{r['hook_p95']:.0f} | {r['hook_p50'] / r['floor_p50']:.2f}× | {r['hook_p95'] / r['floor_p50']:.2f}× | - | - | ",
             end="",
         )
-        print(f"{r['search_ms']:.0f} | {r['rss']:.0f} | " + ", ".join(f"{k} {v}" for k, v in sorted(r["decisions"].items())) + " |")
+        print(
+            f"{r['search_ms']:.0f} | {r['rss']:.0f} | "
+            + ", ".join(f"{k} {v}" for k, v in sorted(r["decisions"].items()))
+            + " |"
+        )
     print("\n### Incremental refresh\n")
     print("| docs | edited files | refresh s | full build s | share |")
     print("|---:|---:|---:|---:|---:|")
     for r in refreshes:
-        print(f"| {r['docs']:,} | {r['edited']} | {r['seconds']:.2f} | {r['build_seconds']:.1f} | {r['share']:.1%} |")
+        print(
+            f"| {r['docs']:,} | {r['edited']} | {r['seconds']:.2f} | {r['build_seconds']:.1f} | {r['share']:.1%} |"
+        )
     print("\n### Cold first prompt\n")
     print("| docs | ms | decision | engine |")
     print("|---:|---:|---|---|")
     for c in colds:
-        print(f"| {c['docs']:,} | {c['ms']:.0f} | {c['decision']} | {c['engine']} |" if c["ms"] else
-              f"| {c['docs']:,} | - | {c['decision']} | - |")
+        print(
+            f"| {c['docs']:,} | {c['ms']:.0f} | {c['decision']} | {c['engine']} |"
+            if c["ms"]
+            else f"| {c['docs']:,} | - | {c['decision']} | - |"
+        )
     return 0
 
 

@@ -74,7 +74,9 @@ def main() -> int:
             raw = path.stat().st_size
             session = parse_session(path)
             condensed = condense(session, cfg.max_input_chars, cfg.chunk_chars, cfg.language)
-            reason = session_reason(session, settings) or ("tiny" if is_tiny(session, condensed.full_chars, settings) else "")
+            reason = session_reason(session, settings) or (
+                "tiny" if is_tiny(session, condensed.full_chars, settings) else ""
+            )
             job = SummaryJob(session=session, condensed=condensed, language=condensed.language)
             llm.summarize(job)
             times = []
@@ -85,36 +87,62 @@ def main() -> int:
                 j = SummaryJob(session=s, condensed=c, language=c.language)
                 postfilter(extractive.summarize(j), s, c.language)
                 times.append(time.perf_counter() - began)
-            rows.append({
-                "session": path.stem[:8], "source": path.relative_to(root).parts[0], "raw": raw,
-                "condensed": condensed.chars, "sent": job.sent_chars, "calls": job.calls,
-                "capped": condensed.capped, "ms": min(times) * 1000, "decision": reason or "summarize",
-            })
+            rows.append(
+                {
+                    "session": path.stem[:8],
+                    "source": path.relative_to(root).parts[0],
+                    "raw": raw,
+                    "condensed": condensed.chars,
+                    "sent": job.sent_chars,
+                    "calls": job.calls,
+                    "capped": condensed.capped,
+                    "ms": min(times) * 1000,
+                    "decision": reason or "summarize",
+                }
+            )
 
-    print("| session | source | raw bytes | condensed chars | sent chars | sent / raw | LLM calls | extractive ms | decision |")
+    print(
+        "| session | source | raw bytes | condensed chars | sent chars | sent / raw | LLM calls | extractive ms | decision |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for r in sorted(rows, key=lambda r: -r["raw"]):
         # A skipped session sends nothing; what it would send is shown in parentheses.
         sent = f"{r['sent']:,}" if r["decision"] == "summarize" else f"0 ({r['sent']:,})"
-        ratio = f"{r['sent'] / r['raw']:.2%}" if r["decision"] == "summarize" else f"({r['sent'] / r['raw']:.2%})"
-        print(f"| {r['session']} | {r['source']} | {r['raw']:,} | {r['condensed']:,}{' (capped)' if r['capped'] else ''} | "
-              f"{sent} | {ratio} | {r['calls']} | {r['ms']:.1f} | {r['decision']} |")
+        ratio = (
+            f"{r['sent'] / r['raw']:.2%}"
+            if r["decision"] == "summarize"
+            else f"({r['sent'] / r['raw']:.2%})"
+        )
+        print(
+            f"| {r['session']} | {r['source']} | {r['raw']:,} | {r['condensed']:,}{' (capped)' if r['capped'] else ''} | "
+            f"{sent} | {ratio} | {r['calls']} | {r['ms']:.1f} | {r['decision']} |"
+        )
     large = [r for r in rows if r["raw"] >= LARGE]
     done = [r for r in rows if r["decision"] == "summarize"]
     total_raw = sum(r["raw"] for r in done)
     total_sent = sum(r["sent"] for r in done)
     print()
-    print(f"- sessions: {len(rows)} main sessions, {len(done)} summarized; their raw {total_raw:,} bytes → "
-          f"sent {total_sent:,} chars ({total_sent / max(total_raw, 1):.2%})")
+    print(
+        f"- sessions: {len(rows)} main sessions, {len(done)} summarized; their raw {total_raw:,} bytes → "
+        f"sent {total_sent:,} chars ({total_sent / max(total_raw, 1):.2%})"
+    )
     if large:
         worst = max(r["sent"] / r["raw"] for r in large)
         verdict = "meets" if worst <= 0.05 else "MISSES"
-        print(f"- large sessions (≥ {LARGE:,} bytes): {len(large)}; worst sent/raw {worst:.2%} — {verdict} the ≤ 5 % target")
-        print(f"- extractive time on large sessions: median {statistics.median(r['ms'] for r in large):.0f} ms, "
-              f"max {max(r['ms'] for r in large):.0f} ms")
-    print(f"- extractive time, all sessions: median {statistics.median(r['ms'] for r in rows):.1f} ms")
-    print(f"- settings: max_input_chars {cfg.max_input_chars:,}, chunk_chars {cfg.chunk_chars:,}, "
-          f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+        print(
+            f"- large sessions (≥ {LARGE:,} bytes): {len(large)}; worst sent/raw {worst:.2%} — {verdict} the ≤ 5 % target"
+        )
+        print(
+            f"- extractive time on large sessions: median {statistics.median(r['ms'] for r in large):.0f} ms, "
+            f"max {max(r['ms'] for r in large):.0f} ms"
+        )
+    print(
+        f"- extractive time, all sessions: median {statistics.median(r['ms'] for r in rows):.1f} ms"
+    )
+    print(
+        f"- settings: max_input_chars {cfg.max_input_chars:,}, chunk_chars {cfg.chunk_chars:,}, "
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
+    )
     return 0
 
 

@@ -78,7 +78,6 @@ GOLD = [
 ]
 
 
-
 def _fit(text: str, size: int) -> str:
     while len(text) < size:
         text += text
@@ -92,8 +91,9 @@ LONG = _fit("\n".join(PROMPTS) + "\n", 2000)
 def _spawn(argv: list[str], stdin: bytes) -> tuple[float, float, int]:
     """(seconds to first stdout byte, seconds to exit, peak RSS in KiB) of one fresh process."""
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     assert proc.stdin and proc.stdout
     proc.stdin.write(stdin)
     proc.stdin.close()
@@ -136,13 +136,17 @@ def _in_process(backend: str, iterations: int, stopwords: set[str]) -> tuple[flo
 def speed_table(runs: int, iterations: int) -> str:
     python = sys.executable
     stopwords = load_stopwords([shipped_stopwords()])
-    rows = ["| backend | start-up to first keyword, median / p95 (ms) | per prompt, 50 chars (ms) "
-            "| per prompt, 2,000 chars (ms) | peak RSS, 50 / 2,000 chars (MB) |",
-            "|---|---:|---:|---:|---:|"]
+    rows = [
+        "| backend | start-up to first keyword, median / p95 (ms) | per prompt, 50 chars (ms) "
+        "| per prompt, 2,000 chars (ms) | peak RSS, 50 / 2,000 chars (MB) |",
+        "|---|---:|---:|---:|---:|",
+    ]
     _spawn([python, "-c", "pass"], b"")
     base = [_spawn([python, "-c", "pass"], b"") for _ in range(runs)]
-    rows.append(f"| `python -c pass` | {_ms(statistics.median(b[1] for b in base))} / "
-                f"{_ms(_p95([b[1] for b in base]))} | – | – | {base[0][2] / 1024:.0f} |")
+    rows.append(
+        f"| `python -c pass` | {_ms(statistics.median(b[1] for b in base))} / "
+        f"{_ms(_p95([b[1] for b in base]))} | – | – | {base[0][2] / 1024:.0f} |"
+    )
     for backend in BACKENDS:
         argv = [python, "-m", "memrecall", "tokenize", "--backend", backend]
         _spawn(argv, SHORT.encode())  # warm the page cache for the dictionary
@@ -151,8 +155,10 @@ def speed_table(runs: int, iterations: int) -> str:
         long_rss = max(_spawn(argv, LONG.encode())[2] for _ in range(3))
         short_rss = max(s[2] for s in starts)
         short, long = _in_process(backend, iterations, stopwords)
-        rows.append(f"| {backend} | {_ms(statistics.median(first))} / {_ms(_p95(first))} | "
-                    f"{_ms(short)} | {_ms(long)} | {short_rss / 1024:.0f} / {long_rss / 1024:.0f} |")
+        rows.append(
+            f"| {backend} | {_ms(statistics.median(first))} / {_ms(_p95(first))} | "
+            f"{_ms(short)} | {_ms(long)} | {short_rss / 1024:.0f} / {long_rss / 1024:.0f} |"
+        )
     return "\n".join(rows)
 
 
@@ -168,9 +174,11 @@ def _naive(prompt: str, analyzer: object, stopwords: set[str]) -> list[str]:
 
 def quality_table() -> str:
     stopwords = load_stopwords([shipped_stopwords()])
-    rows = ["| backend | exact (1–10) | covered (1–10) | exact (1–13) | covered (1–13) "
-            "| keywords emitted (13) | gold terms not found exactly |",
-            "|---|---:|---:|---:|---:|---:|---|"]
+    rows = [
+        "| backend | exact (1–10) | covered (1–10) | exact (1–13) | covered (1–13) "
+        "| keywords emitted (13) | gold terms not found exactly |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
     total10 = sum(len(g) for g in GOLD[:10])
     total13 = sum(len(g) for g in GOLD)
     variants = [(b, False) for b in BACKENDS] + [("sudachi", True), ("mecab", True)]
@@ -197,8 +205,10 @@ def quality_table() -> str:
                 if not hit:
                     misses.append(f"{number}:{term}" + ("" if cover else "✗"))
         name = f"{backend} naive" if naive else backend
-        rows.append(f"| {name} | {exact[0]}/{total10} | {covered[0]}/{total10} | {exact[1]}/{total13} "
-                    f"| {covered[1]}/{total13} | {emitted} | {' '.join(misses) or '–'} |")
+        rows.append(
+            f"| {name} | {exact[0]}/{total10} | {covered[0]}/{total10} | {exact[1]}/{total13} "
+            f"| {covered[1]}/{total13} | {emitted} | {' '.join(misses) or '–'} |"
+        )
     rows.append("")
     rows.append("✗ = not covered either (no keyword is a substring of the term).")
     return "\n".join(rows)
@@ -207,9 +217,12 @@ def quality_table() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=20, help="fresh processes per backend")
-    parser.add_argument("--iterations", type=int, default=300, help="in-process runs, 50-char prompt")
     parser.add_argument(
-        "--no-bytecode", action="store_true",
+        "--iterations", type=int, default=300, help="in-process runs, 50-char prompt"
+    )
+    parser.add_argument(
+        "--no-bytecode",
+        action="store_true",
         help="children compile every module from source (as under PYTHONDONTWRITEBYTECODE=1)",
     )
     args = parser.parse_args()
@@ -226,9 +239,11 @@ def main() -> int:
     os.environ["MEMRECALL_HOME"] = tempfile.mkdtemp(prefix="memrecall-bench-")
     for name in [n for n in os.environ if n.startswith("MEMRECALL_") and n != "MEMRECALL_HOME"]:
         del os.environ[name]
-    print(f"Python {sys.version.split()[0]} on {sys.platform}; {args.runs} processes per row; "
-          f"short prompt {len(SHORT)} chars, long prompt {len(LONG)} chars; bytecode "
-          f"{'off' if args.no_bytecode else 'cached'}.\n")
+    print(
+        f"Python {sys.version.split()[0]} on {sys.platform}; {args.runs} processes per row; "
+        f"short prompt {len(SHORT)} chars, long prompt {len(LONG)} chars; bytecode "
+        f"{'off' if args.no_bytecode else 'cached'}.\n"
+    )
     print(speed_table(args.runs, args.iterations))
     print()
     print(quality_table())

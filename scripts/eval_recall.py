@@ -31,11 +31,16 @@ HERE = Path(__file__).resolve().parent
 QUERIES = HERE / "recall_queries.json"
 
 
-def corpus_environ(corpus: Path, home: Path, backend: str, now: str, engine: str = "index") -> dict[str, str]:
+def corpus_environ(
+    corpus: Path, home: Path, backend: str, now: str, engine: str = "index"
+) -> dict[str, str]:
     import os
 
     beads = sorted(str(p) for p in (corpus / "beads").iterdir() if p.is_dir())
-    vaults = [corpus / "obsidian-ja-ikorihn" / "content", corpus / "obsidian-en-tasks-demo" / "Tasks-Demo"]
+    vaults = [
+        corpus / "obsidian-ja-ikorihn" / "content",
+        corpus / "obsidian-en-tasks-demo" / "Tasks-Demo",
+    ]
     return {
         "MEMRECALL_HOME": str(home),
         "MEMRECALL_OBSIDIAN": os.pathsep.join(str(v) for v in vaults),
@@ -83,7 +88,9 @@ def evaluate(corpus: Path, backend: str, engine: str = "index", set_name: str = 
     rows = []
     quiet_rows: dict[str, list[dict]] = {"generic": [], "chitchat": []}
     with tempfile.TemporaryDirectory(prefix="memrecall-eval-") as tmp:
-        settings = load_settings(environ=corpus_environ(corpus, Path(tmp), backend, spec["now"], engine))
+        settings = load_settings(
+            environ=corpus_environ(corpus, Path(tmp), backend, spec["now"], engine)
+        )
         if engine == "index":
             from memrecall.index import refresh
 
@@ -93,7 +100,9 @@ def evaluate(corpus: Path, backend: str, engine: str = "index", set_name: str = 
 
         def first_turn(prompt: str, n: int) -> tuple[list[str], dict]:
             started = time.monotonic()
-            result = recall(HookInput(session_id=f"eval-{n}", prompt=prompt), settings, deadline=started + 5)
+            result = recall(
+                HookInput(session_id=f"eval-{n}", prompt=prompt), settings, deadline=started + 5
+            )
             return [item["ref"] for item in result.log.get("injected", [])], result.log
 
         for n, case in enumerate(spec["related"]):
@@ -102,25 +111,33 @@ def evaluate(corpus: Path, backend: str, engine: str = "index", set_name: str = 
             refs = [h.ref for h in hits]
             rank = next((i + 1 for i, ref in enumerate(refs) if matches(ref, case["expect"])), None)
             injected, log = first_turn(case["prompt"], n)
-            rows.append({
-                "prompt": case["prompt"],
-                "store": case["store"],
-                "difficulty": case["difficulty"],
-                "rank": rank,
-                "results": len(refs),
-                "top": refs[:3],
-                "forbidden": [r for r in refs[:3] if matches(r, case.get("forbid", []))],
-                "fired": bool(injected),
-                "fired_right": any(matches(r, case["expect"]) for r in injected),
-                "reason": log.get("reason", ""),
-            })
+            rows.append(
+                {
+                    "prompt": case["prompt"],
+                    "store": case["store"],
+                    "difficulty": case["difficulty"],
+                    "rank": rank,
+                    "results": len(refs),
+                    "top": refs[:3],
+                    "forbidden": [r for r in refs[:3] if matches(r, case.get("forbid", []))],
+                    "fired": bool(injected),
+                    "fired_right": any(matches(r, case["expect"]) for r in injected),
+                    "reason": log.get("reason", ""),
+                }
+            )
         for section in ("generic", "chitchat"):
             for n, case in enumerate(spec[section]):
-                injected, log = first_turn(case["prompt"], 1000 + n + (500 if section == "chitchat" else 0))
-                quiet_rows[section].append({
-                    "prompt": case["prompt"], "injected": injected, "reason": log.get("reason", ""),
-                    "keywords": log.get("keywords", []),
-                })
+                injected, log = first_turn(
+                    case["prompt"], 1000 + n + (500 if section == "chitchat" else 0)
+                )
+                quiet_rows[section].append(
+                    {
+                        "prompt": case["prompt"],
+                        "injected": injected,
+                        "reason": log.get("reason", ""),
+                        "keywords": log.get("keywords", []),
+                    }
+                )
 
     def rates(selected: list[dict]) -> dict:
         count = len(selected) or 1
@@ -147,9 +164,11 @@ def evaluate(corpus: Path, backend: str, engine: str = "index", set_name: str = 
         "fire_rate": sum(1 for r in rows if r["fired"]) / related,
         "fired_wrong_only": sum(1 for r in rows if r["fired"] and not r["fired_right"]),
         "generic": len(quiet_rows["generic"]),
-        "generic_false_fire": sum(1 for r in quiet_rows["generic"] if r["injected"]) / max(1, len(quiet_rows["generic"])),
+        "generic_false_fire": sum(1 for r in quiet_rows["generic"] if r["injected"])
+        / max(1, len(quiet_rows["generic"])),
         "chitchat": len(quiet_rows["chitchat"]),
-        "chitchat_false_fire": sum(1 for r in quiet_rows["chitchat"] if r["injected"]) / max(1, len(quiet_rows["chitchat"])),
+        "chitchat_false_fire": sum(1 for r in quiet_rows["chitchat"] if r["injected"])
+        / max(1, len(quiet_rows["chitchat"])),
         "breakdown": breakdown,
         "false_fires": [r for section in quiet_rows.values() for r in section if r["injected"]],
         "rows": rows,
@@ -161,11 +180,21 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=HERE.parent.parent / "shared" / "corpus")
     parser.add_argument("--backend", action="append", help="sudachi | mecab | regex (repeatable)")
     parser.add_argument("--engine", action="append", help="index | rg (repeatable; default: both)")
-    parser.add_argument("--set", dest="sets", action="append", choices=sorted(SETS),
-                        help="dev | test | legacy (repeatable; default: dev)")
-    parser.add_argument("--rows", action="store_true",
-                        help="print every prompt (never for the frozen test set: its prompts stay unread)")
-    parser.add_argument("--json", action="store_true", help="print the metrics as one JSON object per run")
+    parser.add_argument(
+        "--set",
+        dest="sets",
+        action="append",
+        choices=sorted(SETS),
+        help="dev | test | legacy (repeatable; default: dev)",
+    )
+    parser.add_argument(
+        "--rows",
+        action="store_true",
+        help="print every prompt (never for the frozen test set: its prompts stay unread)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the metrics as one JSON object per run"
+    )
     args = parser.parse_args()
     if not (args.corpus / "summaries-ja").is_dir():
         print(f"Error: no corpus at {args.corpus}", file=sys.stderr)
@@ -189,25 +218,46 @@ def main() -> int:
             print("| store | kind | prompt | rank | top-3 | hook |")
             print("|---|---|---|---|---|---|")
             for row in report["rows"]:
-                hook = "fired ✓" if row["fired_right"] else ("fired ✗" if row["fired"] else "quiet: " + row["reason"][:50])
-                print(f"| {row['store']} | {row['difficulty']} | {row['prompt'][:70]} | {row['rank'] or '-'} "
-                      f"| {', '.join(row['top'])[:60]} | {hook} |")
+                hook = (
+                    "fired ✓"
+                    if row["fired_right"]
+                    else ("fired ✗" if row["fired"] else "quiet: " + row["reason"][:50])
+                )
+                print(
+                    f"| {row['store']} | {row['difficulty']} | {row['prompt'][:70]} | {row['rank'] or '-'} "
+                    f"| {', '.join(row['top'])[:60]} | {hook} |"
+                )
             print()
         print(f"related prompts: {report['related']}")
         print("| slice | n | hit@1 | hit@3 | injected right |")
         print("|---|---|---|---|---|")
-        slices = {"all": {"n": report["related"], "hit@1": report["hit@1"], "hit@3": report["hit@3"],
-                          "injected_right": report["injected_right"]}, **report["breakdown"]}
+        slices = {
+            "all": {
+                "n": report["related"],
+                "hit@1": report["hit@1"],
+                "hit@3": report["hit@3"],
+                "injected_right": report["injected_right"],
+            },
+            **report["breakdown"],
+        }
         for name, r in slices.items():
-            print(f"| {name} | {r['n']} | {r['hit@1']:.0%} | {r['hit@3']:.0%} | {r['injected_right']:.0%} |")
+            print(
+                f"| {name} | {r['n']} | {r['hit@1']:.0%} | {r['hit@3']:.0%} | {r['injected_right']:.0%} |"
+            )
         print()
-        print(f"- zero results: {report['zero_result_rate']:.0%}; fired on a wrong memory only: {report['fired_wrong_only']}")
-        print(f"- false fires: generic {report['generic_false_fire']:.1%} of {report['generic']}, "
-              f"chit-chat {report['chitchat_false_fire']:.1%} of {report['chitchat']}")
+        print(
+            f"- zero results: {report['zero_result_rate']:.0%}; fired on a wrong memory only: {report['fired_wrong_only']}"
+        )
+        print(
+            f"- false fires: generic {report['generic_false_fire']:.1%} of {report['generic']}, "
+            f"chit-chat {report['chitchat_false_fire']:.1%} of {report['chitchat']}"
+        )
         print(f"- forbidden documents in a top 3: {report['forbidden_in_top3']}")
         if show_rows:
             for fire in report["false_fires"]:
-                print(f"- false fire: {fire['prompt']} → {', '.join(fire['injected'])} ({fire['reason'][:120]})")
+                print(
+                    f"- false fire: {fire['prompt']} → {', '.join(fire['injected'])} ({fire['reason'][:120]})"
+                )
     return 0
 
 

@@ -14,6 +14,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 if __name__ == "__main__":
-    files = ["tests/test_hardening_hook.py", "tests/test_hardening_cli.py", "tests/test_stored_text.py"]
-    raise SystemExit(subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files,
-                                      *sys.argv[1:]], cwd=ROOT))
+    files = [
+        "tests/test_hardening_hook.py",
+        "tests/test_hardening_cli.py",
+        "tests/test_stored_text.py",
+    ]
+    raise SystemExit(
+        subprocess.call(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *files, *sys.argv[1:]],
+            cwd=ROOT,
+        )
+    )

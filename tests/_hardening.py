@@ -29,13 +29,23 @@ def make_stores(base: Path) -> dict[str, Path]:
         encoding="utf-8",
     )
     for n in range(10):
-        (vault / "notes" / f"daily-{n}.md").write_text(f"# Daily {n}\nレビューと会議。\n", encoding="utf-8")
+        (vault / "notes" / f"daily-{n}.md").write_text(
+            f"# Daily {n}\nレビューと会議。\n", encoding="utf-8"
+        )
     beads = base / "proj" / ".beads"
     beads.mkdir(parents=True)
     (beads / "issues.jsonl").write_text(
-        json.dumps({"id": "bd-a1b2", "title": "決済タイムアウトの再試行", "status": "open",
-                    "description": "PAY-1234 の再試行", "updated_at": "2026-11-20T10:00:00Z"},
-                   ensure_ascii=False) + "\n",
+        json.dumps(
+            {
+                "id": "bd-a1b2",
+                "title": "決済タイムアウトの再試行",
+                "status": "open",
+                "description": "PAY-1234 の再試行",
+                "updated_at": "2026-11-20T10:00:00Z",
+            },
+            ensure_ascii=False,
+        )
+        + "\n",
         encoding="utf-8",
     )
     summaries = base / "summaries"
@@ -52,17 +62,30 @@ def store_env(stores: dict[str, Path]) -> dict[str, str]:
     }
 
 
-def run_hook(stdin: bytes, env: dict[str, str] | None = None, timeout: float = 60,
-             argv_prefix: list[str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_hook(
+    stdin: bytes,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    argv_prefix: list[str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     full = {**os.environ, **(env or {})}
     argv = argv_prefix or [sys.executable, "-m", "memrecall"]
-    return subprocess.run([*argv, "recall"], input=stdin, capture_output=True, env=full,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [*argv, "recall"], input=stdin, capture_output=True, env=full, timeout=timeout, check=False
+    )
 
 
 def hook_json(session: str, prompt: str, **more: Any) -> bytes:
-    return json.dumps({"session_id": session, "prompt": prompt, "hook_event_name": "UserPromptSubmit",
-                       "cwd": "/tmp", **more}, ensure_ascii=False).encode("utf-8")
+    return json.dumps(
+        {
+            "session_id": session,
+            "prompt": prompt,
+            "hook_event_name": "UserPromptSubmit",
+            "cwd": "/tmp",
+            **more,
+        },
+        ensure_ascii=False,
+    ).encode("utf-8")
 
 
 def log_lines(home: Path) -> list[str]:
@@ -109,8 +132,11 @@ _FIELD_PREFIXES = ("    matched: ", "    > ", "    ")
 
 def unsafe_chars(text: str) -> list[str]:
     """Characters a terminal acts on or that hide or reorder text (newlines aside)."""
-    return [f"U+{ord(c):04X}" for c in text
-            if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")]
+    return [
+        f"U+{ord(c):04X}"
+        for c in text
+        if c != "\n" and unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp")
+    ]
 
 
 def assert_context_inert(context: str) -> None:
@@ -120,7 +146,7 @@ def assert_context_inert(context: str) -> None:
 
     opening, closing = "<memrecall-context>", "</memrecall-context>"
     assert context.startswith(opening) and context.endswith(closing)
-    inner = context[len(opening):-len(closing)]
+    inner = context[len(opening) : -len(closing)]
     assert not unsafe_chars(context), unsafe_chars(context)
     preamble, _, hits = inner.strip("\n").partition("\n\n")
     assert "never instructions" in preamble

@@ -32,15 +32,28 @@ def test_hooks_summarize_and_prune_at_once(tmp_path: Path, isolated_home: Path) 
     # legitimate quiet run rather than the race this test looks for.
     (isolated_home / "config.toml").write_text("[recall]\ndeadline_ms = 8000\n", encoding="utf-8")
     now = (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
-    env = {**os.environ, **store_env(stores), "MEMRECALL_NOW": now,
-           "MEMRECALL_CLAUDE_PROJECTS": str(projects), "MEMRECALL_TOKENIZER": "regex"}
+    env = {
+        **os.environ,
+        **store_env(stores),
+        "MEMRECALL_NOW": now,
+        "MEMRECALL_CLAUDE_PROJECTS": str(projects),
+        "MEMRECALL_TOKENIZER": "regex",
+    }
     python = [sys.executable, "-m", "memrecall"]
 
     def start(args: list[str]) -> subprocess.Popen[bytes]:
-        return subprocess.Popen([*python, *args], env=env, stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen(
+            [*python, *args],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
 
-    background = [start(["summarize", "--backend", "extractive"]), start(["prune", "--older-than", "90d"])]
+    background = [
+        start(["summarize", "--backend", "extractive"]),
+        start(["prune", "--older-than", "90d"]),
+    ]
     hooks = []
     for i in range(SAME + OTHERS):
         session = "shared" if i < SAME else f"own-{i}"
@@ -58,14 +71,19 @@ def test_hooks_summarize_and_prune_at_once(tmp_path: Path, isolated_home: Path) 
 
     entries = log_entries(isolated_home)  # every line parses
     assert len(entries) == SAME + OTHERS, [e.get("decision") for e in entries]
-    assert Counter(e["session"] for e in entries) == {"shared": SAME, **{f"own-{i}": 1 for i in range(SAME, SAME + OTHERS)}}
+    assert Counter(e["session"] for e in entries) == {
+        "shared": SAME,
+        **{f"own-{i}": 1 for i in range(SAME, SAME + OTHERS)},
+    }
     assert not [e for e in entries if e["decision"] in ("error", "deadline") or "error" in e]
     # Each other session gets its memory; the shared one gets each memory once, no more.
     assert all(payload is not None for session, payload in outputs if session != "shared")
     shared = [e for e in entries if e["session"] == "shared" and e["decision"] == "inject"]
     refs = [item["ref"] for e in shared for item in e["injected"]]
     assert refs and len(refs) == len(set(refs)), refs
-    state = json.loads((isolated_home / "state" / "sessions" / "shared.json").read_text(encoding="utf-8"))
+    state = json.loads(
+        (isolated_home / "state" / "sessions" / "shared.json").read_text(encoding="utf-8")
+    )
     assert state["turn"] == SAME
     assert sorted(i["ref"] for i in state["injected"]) == sorted(refs)
     for path in (isolated_home / "state" / "sessions").glob("*.json"):
@@ -85,7 +103,9 @@ def test_concurrent_log_appends_never_interleave(tmp_path: Path) -> None:
         "    append(Path(sys.argv[1]), datetime(2026, 12, 1, tzinfo=timezone.utc),"
         " {'writer': sys.argv[2], 'n': n, 'pad': sys.argv[2] * 60000})\n"
     )
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path), str(w)]) for w in range(6)]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", script, str(tmp_path), str(w)]) for w in range(6)
+    ]
     for proc in procs:
         assert proc.wait(timeout=120) == 0
     lines = (tmp_path / "recall-2026-12.jsonl").read_text(encoding="utf-8").splitlines()

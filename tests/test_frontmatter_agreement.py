@@ -51,11 +51,16 @@ def summary(**changes: Any) -> str:
     fields: dict[str, Any] = {
         "title": "PAY-1234 の決済タイムアウト調査",
         "date": datetime(2026, 11, 20, 10, 1, tzinfo=timezone.utc),
-        "session_id": "08edd954-dd2b-4fea-b675-0618fbd580f7", "project": "ec-backend",
-        "cwd": "/home/dev/ec-backend", "git_branch": "fix/pay-timeout",
-        "tags": ["PAY-1234", "決済", "retry_count"], "files": ["internal/payment/client.go"],
-        "backend": "extractive", "source_transcript": "/home/dev/.claude/projects/x/08edd954.jsonl",
-        "recalled": ["beads:PAY-1234", "obsidian:決済/タイムアウト.md"], "language": "ja",
+        "session_id": "08edd954-dd2b-4fea-b675-0618fbd580f7",
+        "project": "ec-backend",
+        "cwd": "/home/dev/ec-backend",
+        "git_branch": "fix/pay-timeout",
+        "tags": ["PAY-1234", "決済", "retry_count"],
+        "files": ["internal/payment/client.go"],
+        "backend": "extractive",
+        "source_transcript": "/home/dev/.claude/projects/x/08edd954.jsonl",
+        "recalled": ["beads:PAY-1234", "obsidian:決済/タイムアウト.md"],
+        "language": "ja",
         "summarized": datetime(2026, 11, 21, 3, 17, tzinfo=JST),
     }
     fields.update(changes)
@@ -67,14 +72,16 @@ WRITTEN = {
     "plain": summary(),
     "english": summary(title="Deploy settings cleanup", language="en"),
     "apostrophe and colon": summary(title="Don't retry: the gateway's 10 s timeout"),
-    "yaml specials": summary(title="- [draft] #1 * & ! | > % @ `x` {y}",
-                             tags=["#tag", "a: b", "[x]"]),
-    "quotes": summary(title='"quoted" and \'single\'', git_branch="it's/a'branch"),
+    "yaml specials": summary(
+        title="- [draft] #1 * & ! | > % @ `x` {y}", tags=["#tag", "a: b", "[x]"]
+    ),
+    "quotes": summary(title="\"quoted\" and 'single'", git_branch="it's/a'branch"),
     "looks like other types": summary(title="2026-11-20", tags=OTHER_TYPES),
     "commas in items": summary(tags=["a, b", "c,d"], files=["dir, with comma/x.py"]),
     "long title": summary(title="長い" * 200 + " and a very long English tail " * 10),
-    "windows paths": summary(cwd="C:\\Users\\dev\\ec-backend",
-                             source_transcript="C:\\t\\x y.jsonl"),
+    "windows paths": summary(
+        cwd="C:\\Users\\dev\\ec-backend", source_transcript="C:\\t\\x y.jsonl"
+    ),
     "empty lists": summary(tags=[], files=[], recalled=[]),
     "no date": summary(date=None, summarized=None, language=""),
     "emoji and fullwidth": summary(title="✅ 完了 ＃ｍｅｍｏ 🎉", tags=["ＡＢＣ", "🎉"]),
@@ -110,10 +117,14 @@ def test_the_writer_keeps_what_it_was_given() -> None:
 
 
 NOTES = {
-    "flow lists": ("---\ntitle: 在庫同期の設計\ntags: [inventory, 在庫, \"sync, nightly\"]\n"
-                   "aliases: [在庫同期, 'sync']\n---\n"),
-    "block lists": ("---\ntitle: Payment retries\ntags:\n  - payment\n  - 決済\n"
-                    "aliases:\n- retries\n- 'retry: policy'\n---\n"),
+    "flow lists": (
+        '---\ntitle: 在庫同期の設計\ntags: [inventory, 在庫, "sync, nightly"]\n'
+        "aliases: [在庫同期, 'sync']\n---\n"
+    ),
+    "block lists": (
+        "---\ntitle: Payment retries\ntags:\n  - payment\n  - 決済\n"
+        "aliases:\n- retries\n- 'retry: policy'\n---\n"
+    ),
     "tags as a string": "---\ntitle: x\ntags: payment, 決済 retry\n---\n",
     "one tag as a string": "---\ntitle: x\ntags: payment\n---\n",
     "singular keys": "---\ntitle: x\ntag: payment\nalias: 決済\n---\n",
@@ -122,22 +133,26 @@ NOTES = {
     "comments": "---\n# a comment\ntitle: Notes # trailing\ntags: [a, b] # trailing\n---\n",
     "quoted strings": "---\ntitle: 'It''s done: really'\naliases: [\"a\", 'b''c']\n---\n",
     "double-quoted escapes": '---\ntitle: "line\\none \\u3042 \\"q\\""\n---\n',
-    "japanese": ("---\ntitle: 決済APIのタイムアウトを10秒に\naliases: [タイムアウト, 決済API]\n"
-                 "tags: [決済, バグ]\n---\n"),
+    "japanese": (
+        "---\ntitle: 決済APIのタイムアウトを10秒に\naliases: [タイムアウト, 決済API]\n"
+        "tags: [決済, バグ]\n---\n"
+    ),
     "date only": "---\ntitle: x\ndate: 2026-11-02\n---\n",
     "date and time with a space": "---\ntitle: x\ndate: 2026-11-02 09:30:00+09:00\n---\n",
     "date in zulu": "---\ntitle: x\ndate: 2026-11-02T00:30:00Z\n---\n",
     "quoted date": "---\ntitle: x\ndate: '2026-11-02T09:30:00+09:00'\n---\n",
     "nulls": "---\ntitle: x\ntags:\naliases: ~\nrecalled: null\n---\n",
     "empty flow list": "---\ntitle: x\ntags: []\n---\n",
-    "recalled refs": ("---\ntitle: x\nrecalled:\n- beads:PAY-1234\n- obsidian:notes/a.md\n"
-                      "- not-a-ref\n---\n"),
+    "recalled refs": (
+        "---\ntitle: x\nrecalled:\n- beads:PAY-1234\n- obsidian:notes/a.md\n- not-a-ref\n---\n"
+    ),
     "no title": "---\ntags: [a]\n---\n# Heading\n",
     "nested map": "---\ntitle: x\nmeta:\n  owner: me\ntags: [a]\n---\n",
     "multi-line title": "---\ntitle: >\n  folded\n  title\ntags: [a]\n---\n",
     "bom": "\ufeff---\ntitle: x\ntags: [a]\n---\n",
-    "obsidian properties": ("---\naliases:\n  - 決済\ncssclasses: wide\npublish: true\n"
-                            "---\nbody\n"),
+    "obsidian properties": (
+        "---\naliases:\n  - 決済\ncssclasses: wide\npublish: true\n---\nbody\n"
+    ),
 }
 
 
@@ -159,10 +174,15 @@ _TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(title=_TEXT, tags=st.lists(_TEXT, max_size=4), recalled=st.lists(_TEXT, max_size=3),
-       project=_TEXT)
-def test_anything_the_writer_writes_reads_alike(title: str, tags: list[str], recalled: list[str],
-                                                project: str) -> None:
+@given(
+    title=_TEXT,
+    tags=st.lists(_TEXT, max_size=4),
+    recalled=st.lists(_TEXT, max_size=3),
+    project=_TEXT,
+)
+def test_anything_the_writer_writes_reads_alike(
+    title: str, tags: list[str], recalled: list[str], project: str
+) -> None:
     refs = [f"obsidian:{r}" for r in recalled]
     text = summary(title=title, tags=tags, recalled=refs, project=project)
     fields = assert_agree(text)

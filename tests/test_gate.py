@@ -50,7 +50,9 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
     assert prompt_shape(prompt) == "code"
 
 
-@pytest.mark.parametrize("prompt", ["Kafka の consumer lag が増える原因は？", "how does the payment retry work?"])
+@pytest.mark.parametrize(
+    "prompt", ["Kafka の consumer lag が増える原因は？", "how does the payment retry work?"]
+)
 def test_other_questions_are_plain(prompt: str) -> None:
     assert prompt_shape(prompt) == "plain"
 
@@ -67,9 +69,15 @@ def _kw(text: str, kind: str = "noun", subkind: str = "") -> Keyword:
 def test_compounds_made_only_of_everyday_words_are_everyday() -> None:
     vocabulary = load_generic([shipped_generic()])
     keywords = [
-        _kw("環境変数", "compound"), _kw("ユニットテスト", "compound"), _kw("エラー時", "compound"),
-        _kw("設定ファイル", "compound"), _kw("在庫同期", "compound"), _kw("サーキットブレーカー"),
-        _kw("tests", "word"), _kw("handlers", "word"), _kw("kafka", "word"),
+        _kw("環境変数", "compound"),
+        _kw("ユニットテスト", "compound"),
+        _kw("エラー時", "compound"),
+        _kw("設定ファイル", "compound"),
+        _kw("在庫同期", "compound"),
+        _kw("サーキットブレーカー"),
+        _kw("tests", "word"),
+        _kw("handlers", "word"),
+        _kw("kafka", "word"),
     ]
     found = generic_keys(keywords, vocabulary)
     assert {"環境変数", "ユニットテスト", "エラー時", "設定ファイル", "tests", "handlers"} <= found
@@ -80,32 +88,62 @@ def test_a_users_generic_words_join_the_shipped_ones(tmp_path: Path) -> None:
     mine = tmp_path / "generic.txt"
     mine.write_text("# ours\n在庫同期\nKafka\n", encoding="utf-8")
     vocabulary = load_generic([shipped_generic(), mine])
-    assert {"在庫同期", "kafka"} <= generic_keys([_kw("在庫同期", "compound"), _kw("Kafka", "word")], vocabulary)
-
-
-def _hit(*evidence: Evidence, coverage: float = 0.5, exact: bool = False, ref: str = "notes/a.md") -> Hit:
-    return Hit(
-        store="obsidian", ref=ref, path=Path(ref), title="a", date=None, score=3.0, matched=[e.keyword for e in evidence],
-        line=1, snippet="", lines=[], exact_id=exact, coverage=coverage, evidence=list(evidence),
+    assert {"在庫同期", "kafka"} <= generic_keys(
+        [_kw("在庫同期", "compound"), _kw("Kafka", "word")], vocabulary
     )
 
 
-def _ev(keyword: str, rarity: float = 0.9, head: bool = False, subkind: str = "noun", df: int = 40) -> Evidence:
+def _hit(
+    *evidence: Evidence, coverage: float = 0.5, exact: bool = False, ref: str = "notes/a.md"
+) -> Hit:
+    return Hit(
+        store="obsidian",
+        ref=ref,
+        path=Path(ref),
+        title="a",
+        date=None,
+        score=3.0,
+        matched=[e.keyword for e in evidence],
+        line=1,
+        snippet="",
+        lines=[],
+        exact_id=exact,
+        coverage=coverage,
+        evidence=list(evidence),
+    )
+
+
+def _ev(
+    keyword: str, rarity: float = 0.9, head: bool = False, subkind: str = "noun", df: int = 40
+) -> Evidence:
     return Evidence(keyword, subkind, 1.0, rarity, df, head)
 
 
 def test_only_everyday_words_never_fire_and_say_so() -> None:
-    verdict = judge(_hit(_ev("test"), _ev("ログ")), "plain", {"test", "ログ"}, acc=9.0, threshold=2.0, prompts_seen=1)
+    verdict = judge(
+        _hit(_ev("test"), _ev("ログ")),
+        "plain",
+        {"test", "ログ"},
+        acc=9.0,
+        threshold=2.0,
+        prompts_seen=1,
+    )
     assert not verdict.fire
     assert verdict.reason.startswith("only everyday words matched") and "test" in verdict.reason
 
 
 def test_the_needed_evidence_grows_from_cue_to_plain_to_code() -> None:
     two = _hit(_ev("kafka", 0.75), _ev("lag", 0.75))  # evidence 1.5
-    fired = {shape: judge(two, shape, set(), acc=9.0, threshold=2.0, prompts_seen=1).fire for shape in NEEDS}
+    fired = {
+        shape: judge(two, shape, set(), acc=9.0, threshold=2.0, prompts_seen=1).fire
+        for shape in NEEDS
+    }
     assert fired == {"cue": True, "plain": True, "code": False}
     one = _hit(_ev("kafka", 0.9))
-    fired = {shape: judge(one, shape, set(), acc=9.0, threshold=2.0, prompts_seen=1).fire for shape in NEEDS}
+    fired = {
+        shape: judge(one, shape, set(), acc=9.0, threshold=2.0, prompts_seen=1).fire
+        for shape in NEEDS
+    }
     assert fired == {"cue": True, "plain": False, "code": False}
     assert "a memory cue" in judge(one, "plain", set(), 9.0, 2.0, 1).reason
 
@@ -126,7 +164,10 @@ def test_a_title_covering_the_whole_prompt_needs_one_keyword_except_for_code_at_
 
 def test_exact_ids_and_distinctive_identifiers_fire_alone_but_everyday_files_do_not() -> None:
     exact = _hit(_ev("bd-kpy", subkind="beads", df=30), exact=True, ref="bd-kpy")
-    assert judge(exact, "code", set(), acc=0.1, threshold=2.0, prompts_seen=1).reason == "names bd-kpy itself"
+    assert (
+        judge(exact, "code", set(), acc=0.1, threshold=2.0, prompts_seen=1).reason
+        == "names bd-kpy itself"
+    )
     ticket = _hit(_ev("PAY-1234", subkind="ticket", df=2))
     assert judge(ticket, "code", set(), 0.1, 2.0, 1).fire
     package = _hit(_ev("package.json", subkind="dotted", df=1))
@@ -135,14 +176,23 @@ def test_exact_ids_and_distinctive_identifiers_fire_alone_but_everyday_files_do_
 
 def test_the_score_threshold_still_holds_and_a_cue_lowers_it() -> None:
     two = _hit(_ev("kafka", 0.9), _ev("lag", 0.9))
-    assert "below threshold" in judge(two, "plain", set(), acc=1.8, threshold=2.0, prompts_seen=1).reason
+    assert (
+        "below threshold"
+        in judge(two, "plain", set(), acc=1.8, threshold=2.0, prompts_seen=1).reason
+    )
     assert judge(two, "cue", set(), acc=1.8, threshold=2.0, prompts_seen=1).fire
 
 
 def test_alias_groups_come_from_the_manifest_and_skip_sentences_and_markup() -> None:
     files = {
         "/v/k8s.md": {"keys": ["x"], "aliases": ["Kubernetes", "k8s", "クバネティス"]},
-        "/v/long.md": {"keys": ["y"], "aliases": ["A note", "this alias is a whole sentence that nobody would type as a name"]},
+        "/v/long.md": {
+            "keys": ["y"],
+            "aliases": [
+                "A note",
+                "this alias is a whole sentence that nobody would type as a name",
+            ],
+        },
         "/v/plain.md": {"keys": ["z"]},
         "/v/odd.md": {"keys": ["w"], "aliases": ["a,b|c #tag", "abc"]},
     }
@@ -154,7 +204,9 @@ def test_alias_groups_come_from_the_manifest_and_skip_sentences_and_markup() -> 
 
 def test_synonym_groups_chained_by_shared_words_do_not_merge_into_one(tmp_path: Path) -> None:
     table = tmp_path / "synonyms.txt"
-    table.write_text("\n".join(f"Go, name{n}a, name{n}b" for n in range(20)) + "\n", encoding="utf-8")
+    table.write_text(
+        "\n".join(f"Go, name{n}a, name{n}b" for n in range(20)) + "\n", encoding="utf-8"
+    )
     groups = load_synonyms([table])
     assert max(len(group) for group in groups.values()) <= 16
     assert {"name0a", "name0b"} <= {w.casefold() for w in groups["name0a"]}

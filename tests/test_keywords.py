@@ -24,7 +24,7 @@ from memrecall.tokenizers.base import HAS_JAPANESE, SINGLE_KANA
 
 # An external analyser obeying the stdin → one-keyword-a-line contract: runs of kanji or
 # katakana, the script-runs of mixed compounds and 2-kanji chunks of long kanji runs.
-COMMAND_SCRIPT = r'''
+COMMAND_SCRIPT = r"""
 import re, sys
 K = "\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u3005-\u3007"
 T = "\u30A1-\u30FA\u30FC-\u30FF"
@@ -37,7 +37,7 @@ for run in re.findall(f"[{K}{T}]+", text):
         if re.fullmatch(f"[{K}]{{4,}}", piece):
             out += [piece[i:i + 2] for i in range(0, len(piece) - 1, 2)]
 sys.stdout.write("".join(w + "\n" for w in out if len(w) >= 2))
-'''
+"""
 
 BACKENDS = ["regex", "sudachi", "mecab", "command"]
 PARTICLES = {"は", "が", "を", "に", "で", "と", "の", "も"}
@@ -70,45 +70,80 @@ def texts(prompt: str, analyzer: Analyzer, stopwords: set[str]) -> list[str]:
 
 # (prompt, expected keywords in order of first appearance, keywords that must not appear)
 CASES: list[tuple[str, list[str], list[str]]] = [
-    ("PAY-1234 の決済タイムアウト、前回どう直した？",
-     ["PAY-1234", "決済", "タイムアウト"], ["PAY", "1234", "前回", "タイム", "アウト", "直し"]),
-    ("INV-88の在庫同期が失敗する件",
-     ["INV-88", "在庫同期", "失敗"], ["INV", "88", "件", "INV-88の"]),
-    ("bd-a1b2 と bd-a1b2.1 の進捗を教えて",
-     ["bd-a1b2", "bd-a1b2.1", "進捗"], ["bd", "a1b2", "教え", "教えて"]),
+    (
+        "PAY-1234 の決済タイムアウト、前回どう直した？",
+        ["PAY-1234", "決済", "タイムアウト"],
+        ["PAY", "1234", "前回", "タイム", "アウト", "直し"],
+    ),
+    (
+        "INV-88の在庫同期が失敗する件",
+        ["INV-88", "在庫同期", "失敗"],
+        ["INV", "88", "件", "INV-88の"],
+    ),
+    (
+        "bd-a1b2 と bd-a1b2.1 の進捗を教えて",
+        ["bd-a1b2", "bd-a1b2.1", "進捗"],
+        ["bd", "a1b2", "教え", "教えて"],
+    ),
     ("retry_count を 3 から 5 に変えた", ["retry_count"], ["3", "5", "から", "変え"]),
     ("getUserById が null を返す", ["getUserById", "null"], ["get", "返す"]),
-    ("PaymentClient のリトライ設定を見直したい",
-     ["PaymentClient", "リトライ", "設定"], ["トライ", "見直し"]),
+    (
+        "PaymentClient のリトライ設定を見直したい",
+        ["PaymentClient", "リトライ", "設定"],
+        ["トライ", "見直し"],
+    ),
     ("os.path.join が Windows で壊れる", ["os.path.join", "windows"], ["join", "path"]),
-    ("internal/payment/client.go のタイムアウト",
-     ["internal/payment/client.go", "client.go", "タイムアウト"], ["internal", "payment", "go"]),
-    ("v1.2.3 から 2.0.0-rc.1 にアップグレードした",
-     ["v1.2.3", "2.0.0-rc.1", "アップグレード"], ["1", "2", "3", "rc", "v1"]),
+    (
+        "internal/payment/client.go のタイムアウト",
+        ["internal/payment/client.go", "client.go", "タイムアウト"],
+        ["internal", "payment", "go"],
+    ),
+    (
+        "v1.2.3 から 2.0.0-rc.1 にアップグレードした",
+        ["v1.2.3", "2.0.0-rc.1", "アップグレード"],
+        ["1", "2", "3", "rc", "v1"],
+    ),
     ("`kubectl rollout restart` を実行した", ["kubectl rollout restart", "実行"], []),
-    ("https://github.com/acme/shop/pull/42 のレビューで指摘された",
-     ["https://github.com/acme/shop/pull/42", "レビュー", "指摘"], ["github", "https", "42"]),
+    (
+        "https://github.com/acme/shop/pull/42 のレビューで指摘された",
+        ["https://github.com/acme/shop/pull/42", "レビュー", "指摘"],
+        ["github", "https", "42"],
+    ),
     ("決済 タイムアウト 在庫同期", ["決済", "タイムアウト", "在庫同期"], []),
     ("ＡＰＩ のレスポンスが遅い", ["API", "レスポンス"], ["ＡＰＩ", "遅い"]),
     ("PROJ-123の決済", ["PROJ-123", "決済"], ["PROJ", "123", "PROJ-123の"]),
-    ("本番環境の在庫同期バッチが落ちた",
-     ["本番環境", "本番", "環境", "在庫", "同期", "バッチ"], ["落ち"]),
-    ("Let's fix the flaky test in payment_service_test.py please",
-     ["flaky", "test", "payment_service_test.py"], ["let's", "fix", "the", "please", "in"]),
+    (
+        "本番環境の在庫同期バッチが落ちた",
+        ["本番環境", "本番", "環境", "在庫", "同期", "バッチ"],
+        ["落ち"],
+    ),
+    (
+        "Let's fix the flaky test in payment_service_test.py please",
+        ["flaky", "test", "payment_service_test.py"],
+        ["let's", "fix", "the", "please", "in"],
+    ),
     ("ThisIsPascal と XMLHttpRequest の違いを調べた", ["ThisIsPascal", "XMLHttpRequest"], []),
     ("README.md と docs/index.md を更新した", ["README.md", "docs/index.md", "更新"], ["docs"]),
-    ("ユーザー認証トークンの有効期限が切れる",
-     ["ユーザー認証トークン", "認証", "トークン", "期限"], ["切れる"]),
-    ("docker-compose.yml の volumes を消した",
-     ["docker-compose.yml", "volumes"], ["docker", "compose.yml"]),
-    ("_private_func と __dunder__ を rename した",
-     ["_private_func", "__dunder__", "rename"], []),
+    (
+        "ユーザー認証トークンの有効期限が切れる",
+        ["ユーザー認証トークン", "認証", "トークン", "期限"],
+        ["切れる"],
+    ),
+    (
+        "docker-compose.yml の volumes を消した",
+        ["docker-compose.yml", "volumes"],
+        ["docker", "compose.yml"],
+    ),
+    ("_private_func と __dunder__ を rename した", ["_private_func", "__dunder__", "rename"], []),
     ("node_modules を消して npm install し直す", ["node_modules", "npm", "install"], []),
     ("これはバグですか？それとも仕様ですか？", ["バグ", "仕様"], ["これ", "それ", "です"]),
     ("feature/CPN-90 ブランチで再現する", ["CPN-90", "ブランチ", "再現"], ["CPN", "90"]),
     ("`x` と `y` の状態を管理する", ["状態", "管理"], ["x", "y"]),
-    ("Error: ECONNREFUSED 127.0.0.1:5432 でDB接続失敗",
-     ["ECONNREFUSED", "127.0.0.1", "5432", "DB", "接続", "失敗"], ["127"]),
+    (
+        "Error: ECONNREFUSED 127.0.0.1:5432 でDB接続失敗",
+        ["ECONNREFUSED", "127.0.0.1", "5432", "DB", "接続", "失敗"],
+        ["127"],
+    ),
 ]
 
 
@@ -146,8 +181,16 @@ def test_identifiers_are_never_split(analyzer: Analyzer, shipped: set[str]) -> N
         "internal/payment/client.goとv1.2.3の件"
     )
     got = texts(prompt, analyzer, shipped)
-    whole = ["PAY-1234", "INV-88", "bd-a1b2.1", "retry_count", "getUserById", "os.path.join",
-             "internal/payment/client.go", "v1.2.3"]
+    whole = [
+        "PAY-1234",
+        "INV-88",
+        "bd-a1b2.1",
+        "retry_count",
+        "getUserById",
+        "os.path.join",
+        "internal/payment/client.go",
+        "v1.2.3",
+    ]
     assert [w for w in whole if w not in got] == [], got
     # No fragment of an identifier leaks out as a token of its own.
     assert not {"PAY", "1234", "INV", "88", "a1b2", "os", "internal", "go", "v1"} & set(got)
@@ -174,7 +217,9 @@ def test_shipped_stopwords_removed(analyzer: Analyzer, shipped: set[str]) -> Non
     got = texts("処理 ファイル 問題 please fix the file 決済", analyzer, shipped)
     assert got == ["決済"]
     # Without the stoplist the same words do come out: the test above is not vacuous.
-    assert {"処理", "ファイル", "please"} <= set(texts("処理 ファイル please 決済", analyzer, set()))
+    assert {"処理", "ファイル", "please"} <= set(
+        texts("処理 ファイル please 決済", analyzer, set())
+    )
 
 
 def test_user_stopwords_file_applies(
@@ -195,7 +240,10 @@ def test_identifier_kinds_in_json_shape(analyzer: Analyzer, shipped: set[str]) -
     keywords = extract("PAY-1234 の決済 retry_count", analyzer, shipped)
     by_text = {k.text: k for k in keywords}
     assert by_text["PAY-1234"].as_dict() == {
-        "text": "PAY-1234", "kind": "identifier", "subkind": "ticket", "backend": analyzer.name,
+        "text": "PAY-1234",
+        "kind": "identifier",
+        "subkind": "ticket",
+        "backend": analyzer.name,
     }
     assert by_text["retry_count"].kind == "identifier"
     assert by_text["決済"].kind in {"noun", "proper_noun", "compound", "external"}
@@ -203,8 +251,12 @@ def test_identifier_kinds_in_json_shape(analyzer: Analyzer, shipped: set[str]) -
 
 def test_limit_keeps_the_first_keywords(analyzer: Analyzer, shipped: set[str]) -> None:
     full = texts("PAY-1234 の決済タイムアウト、在庫同期 retry_count", analyzer, shipped)
-    assert [k.text for k in extract("PAY-1234 の決済タイムアウト、在庫同期 retry_count",
-                                    analyzer, shipped, limit=3)] == full[:3]
+    assert [
+        k.text
+        for k in extract(
+            "PAY-1234 の決済タイムアウト、在庫同期 retry_count", analyzer, shipped, limit=3
+        )
+    ] == full[:3]
 
 
 @pytest.mark.parametrize("name", ["sudachi", "mecab"])
@@ -217,12 +269,15 @@ def test_analysers_find_hiragana_nouns(name: str, shipped: set[str]) -> None:
 def test_command_backend_output_is_cleaned(tmp_path: Path, shipped: set[str]) -> None:
     # A careless external analyser: blank lines, particles, numerals, duplicates, stopwords.
     noisy = _write_script(
-        tmp_path, "noisy.py",
+        tmp_path,
+        "noisy.py",
         "import sys\nsys.stdin.read()\nprint('の\\n\\n決済\\n 3 \\nは\\n決済\\n処理\\nタイムアウト\\n')\n",
     )
     analyzer, _ = resolve(noisy)
     assert texts("PAY-1234 の決済処理のタイムアウト", analyzer, shipped) == [
-        "PAY-1234", "決済", "タイムアウト",
+        "PAY-1234",
+        "決済",
+        "タイムアウト",
     ]
 
 
@@ -257,7 +312,9 @@ def _corpus_lines(root: Path, limit: int) -> list[str]:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("folder", ["vue-docs-ja/src", "obsidian-ja-ikorihn/content"])
-def test_real_japanese_text(corpus: Path, analyzer: Analyzer, shipped: set[str], folder: str) -> None:
+def test_real_japanese_text(
+    corpus: Path, analyzer: Analyzer, shipped: set[str], folder: str
+) -> None:
     root = corpus / folder
     if not root.is_dir():
         pytest.skip(f"{root} is absent")

@@ -29,9 +29,23 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(REPO, source, ignore=_IGNORE)
     out = tmp_path_factory.mktemp("wheelhouse")
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--disable-pip-version-check", "-q", "-w", str(out), str(source)],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--disable-pip-version-check",
+            "-q",
+            "-w",
+            str(out),
+            str(source),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     wheels = list(out.glob("memrecall-*.whl"))
@@ -74,19 +88,27 @@ def test_wheel_declares_the_console_script(wheel: Path) -> None:
     assert "memrecall = memrecall.__main__:main" in text
 
 
-def _run_unpacked(unpacked: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+def _run_unpacked(
+    unpacked: Path, *args: str, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(unpacked)
     # cwd outside the checkout, or `-c` would import the repository's memrecall/.
     return subprocess.run(
-        [sys.executable, *args], input=stdin, capture_output=True, env=env, cwd=unpacked.parent,
-        timeout=60, check=False,
+        [sys.executable, *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=unpacked.parent,
+        timeout=60,
+        check=False,
     )
 
 
 def test_installed_package_finds_its_own_files(unpacked: Path) -> None:
     done = _run_unpacked(
-        unpacked, "-c",
+        unpacked,
+        "-c",
         "import memrecall, memrecall.resources as r\n"
         "print(memrecall.__file__)\n"
         "print(r.shipped_stopwords())\n"
@@ -103,7 +125,12 @@ def test_installed_package_finds_its_own_files(unpacked: Path) -> None:
 
 def test_installed_tokenize_applies_shipped_stopwords(unpacked: Path) -> None:
     done = _run_unpacked(
-        unpacked, "-m", "memrecall", "tokenize", "-b", "regex",
+        unpacked,
+        "-m",
+        "memrecall",
+        "tokenize",
+        "-b",
+        "regex",
         stdin="please fix the 処理 ファイル、PAY-1234 の決済".encode(),
     )
     assert done.returncode == 0, done.stderr

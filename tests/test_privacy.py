@@ -33,7 +33,13 @@ OPTOUT_SPELLINGS = [
     "#mem\u200brecall:off",  # a zero-width space inside
     "＃ＭＥＭＲＥＣＡＬＬ ： ｏｆｆ",
 ]
-NOT_OPTOUT = ["#memrecall:on", "memrecall off", "#memrecall-off", "#memrecal:off", "オフにして #memrecall"]
+NOT_OPTOUT = [
+    "#memrecall:on",
+    "memrecall off",
+    "#memrecall-off",
+    "#memrecal:off",
+    "オフにして #memrecall",
+]
 
 PRIVATE_SPELLINGS = [
     "<private>{}</private>",
@@ -81,11 +87,14 @@ def test_unclosed_and_repeated_private_spans() -> None:
 
 # --- recall honours both switches -------------------------------------------------------------
 
+
 def _vault(tmp_path: Path) -> Path:
     vault = tmp_path / "vault"
     (vault / "notes").mkdir(parents=True)
     (vault / "notes" / "決済.md").write_text(
-        "# 決済タイムアウト\nPAY-4321: 決済 API のタイムアウトを 10 秒にした。在庫同期も確認。\n", encoding="utf-8")
+        "# 決済タイムアウト\nPAY-4321: 決済 API のタイムアウトを 10 秒にした。在庫同期も確認。\n",
+        encoding="utf-8",
+    )
     for n in range(6):
         (vault / "notes" / f"daily-{n}.md").write_text(f"# Daily {n}\nレビュー\n", encoding="utf-8")
     return vault
@@ -122,7 +131,11 @@ def _recall(prompt: str, session: str = "s1") -> tuple[Any, list[list[str]], lis
 
 def _state_texts(home: Path) -> str:
     folder = home / "state" / "sessions"
-    return "".join(p.read_text(encoding="utf-8") for p in folder.glob("*.json")) if folder.is_dir() else ""
+    return (
+        "".join(p.read_text(encoding="utf-8") for p in folder.glob("*.json"))
+        if folder.is_dir()
+        else ""
+    )
 
 
 @pytest.fixture
@@ -167,9 +180,25 @@ def test_private_span_never_becomes_a_keyword(stores: Path, spelling: str) -> No
 
 
 def test_log_without_log_prompt_keeps_no_word_order(stores: Path) -> None:
-    (stores / "config.toml").write_text("[recall]\nlog_prompt = false\nmax_keywords = 8\n", encoding="utf-8")
-    words = ["zebra", "quartz", "melon", "anchor", "violet", "harbor", "copper", "lantern", "meadow",
-             "falcon", "garnet", "island", "jasmine", "kettle"]
+    (stores / "config.toml").write_text(
+        "[recall]\nlog_prompt = false\nmax_keywords = 8\n", encoding="utf-8"
+    )
+    words = [
+        "zebra",
+        "quartz",
+        "melon",
+        "anchor",
+        "violet",
+        "harbor",
+        "copper",
+        "lantern",
+        "meadow",
+        "falcon",
+        "garnet",
+        "island",
+        "jasmine",
+        "kettle",
+    ]
     prompt = "PAY-4321 " + " ".join(words) + " の決済タイムアウト"
     result, _, searched = _recall(prompt)
     log = result.log
@@ -190,7 +219,9 @@ def test_log_without_log_prompt_keeps_no_word_order(stores: Path) -> None:
 
 
 def test_log_prompt_true_logs_the_cleaned_prompt(stores: Path) -> None:
-    result, _, _ = _recall("PAY-4321 の決済 ＜private＞InnerWord-77＜／private＞ パスワードはKx9-Pw-Zz1です")
+    result, _, _ = _recall(
+        "PAY-4321 の決済 ＜private＞InnerWord-77＜／private＞ パスワードはKx9-Pw-Zz1です"
+    )
     logged = result.log["prompt"]
     assert "PAY-4321" in logged and "InnerWord" not in logged and "Kx9-Pw-Zz1" not in logged
     assert "[REDACTED:" in logged
@@ -198,17 +229,48 @@ def test_log_prompt_true_logs_the_cleaned_prompt(stores: Path) -> None:
 
 # --- summarize honours both switches ----------------------------------------------------------
 
-def _records(sid: str, prompts: list[str], title: str = "", custom: str = "") -> list[dict[str, Any]]:
+
+def _records(
+    sid: str, prompts: list[str], title: str = "", custom: str = ""
+) -> list[dict[str, Any]]:
     base = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
     out: list[dict[str, Any]] = []
     for n, prompt in enumerate(prompts):
-        common = {"sessionId": sid, "cwd": "/home/dev/shop", "gitBranch": "main", "version": "2.1.332",
-                  "entrypoint": "cli", "isSidechain": False, "timestamp": (base + timedelta(minutes=n)).isoformat()}
-        out.append({**common, "uuid": f"u{n}", "type": "user", "message": {"role": "user", "content": prompt},
-                    "promptSource": "typed"})
-        out.append({**common, "uuid": f"a{n}", "type": "assistant", "message": {
-            "id": f"m{n}", "role": "assistant",
-            "content": [{"type": "text", "text": "了解です。タイムアウトは10秒、リトライは3回で進めます。" * 3}]}})
+        common = {
+            "sessionId": sid,
+            "cwd": "/home/dev/shop",
+            "gitBranch": "main",
+            "version": "2.1.332",
+            "entrypoint": "cli",
+            "isSidechain": False,
+            "timestamp": (base + timedelta(minutes=n)).isoformat(),
+        }
+        out.append(
+            {
+                **common,
+                "uuid": f"u{n}",
+                "type": "user",
+                "message": {"role": "user", "content": prompt},
+                "promptSource": "typed",
+            }
+        )
+        out.append(
+            {
+                **common,
+                "uuid": f"a{n}",
+                "type": "assistant",
+                "message": {
+                    "id": f"m{n}",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "text",
+                            "text": "了解です。タイムアウトは10秒、リトライは3回で進めます。" * 3,
+                        }
+                    ],
+                },
+            }
+        )
     if title:
         out.append({"type": "ai-title", "aiTitle": title, "sessionId": sid})
     if custom:
@@ -216,23 +278,30 @@ def _records(sid: str, prompts: list[str], title: str = "", custom: str = "") ->
     return out
 
 
-PROMPTS = ["在庫同期バッチのタイムアウト方針を決めたい。", "リトライは3回、タイムアウトは10秒にしよう。",
-           "PAY-4321 はこれで完了にして、テストも追加して。", "ありがとう、これで決まり。"]
+PROMPTS = [
+    "在庫同期バッチのタイムアウト方針を決めたい。",
+    "リトライは3回、タイムアウトは10秒にしよう。",
+    "PAY-4321 はこれで完了にして、テストも追加して。",
+    "ありがとう、これで決まり。",
+]
 
 
 @pytest.fixture
 def projects(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> Path:
     folder = tmp_path / "projects"
     monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(folder))
-    monkeypatch.setenv("MEMRECALL_NOW", (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat())
+    monkeypatch.setenv(
+        "MEMRECALL_NOW", (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
+    )
     return folder
 
 
 def _write(projects: Path, sid: str, records: list[dict[str, Any]]) -> None:
     folder = projects / "-home-dev-shop"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{sid}.jsonl").write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n",
-                                         encoding="utf-8")
+    (folder / f"{sid}.jsonl").write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n", encoding="utf-8"
+    )
 
 
 def _summarize(home: Path) -> tuple[Any, str]:
@@ -243,12 +312,19 @@ def _summarize(home: Path) -> tuple[Any, str]:
     return report, texts
 
 
-@pytest.mark.parametrize("spelling", ["＃ｍｅｍｒｅｃａｌｌ：ｏｆｆ", "＃memrecall：off", "# MemRecall : Off"])
-def test_opted_out_session_is_never_summarized(projects: Path, isolated_home: Path, spelling: str) -> None:
+@pytest.mark.parametrize(
+    "spelling", ["＃ｍｅｍｒｅｃａｌｌ：ｏｆｆ", "＃memrecall：off", "# MemRecall : Off"]
+)
+def test_opted_out_session_is_never_summarized(
+    projects: Path, isolated_home: Path, spelling: str
+) -> None:
     prompts = list(PROMPTS)
     prompts[1] = f"{prompts[1]} {spelling}"
-    _write(projects, "0b7e0000-0000-4000-8000-000000000001",
-           _records("0b7e0000-0000-4000-8000-000000000001", prompts, title="OptTitle-Qq1 の件"))
+    _write(
+        projects,
+        "0b7e0000-0000-4000-8000-000000000001",
+        _records("0b7e0000-0000-4000-8000-000000000001", prompts, title="OptTitle-Qq1 の件"),
+    )
     report, texts = _summarize(isolated_home)
     assert report.summarized == 0 and report.skipped == {"opted-out-marker": 1}
     assert "OptTitle" not in texts
@@ -259,7 +335,11 @@ def test_private_session_lends_no_title(projects: Path, isolated_home: Path, spe
     prompts = list(PROMPTS)
     prompts[0] = prompts[0] + " " + spelling.format("買収計画 PrivWord-Qq2")
     sid = "9f1a0000-0000-4000-8000-000000000002"
-    _write(projects, sid, _records(sid, prompts, title="買収計画 PrivTitle-Qq3 の検討", custom="CustomPriv-Qq4"))
+    _write(
+        projects,
+        sid,
+        _records(sid, prompts, title="買収計画 PrivTitle-Qq3 の検討", custom="CustomPriv-Qq4"),
+    )
     report, texts = _summarize(isolated_home)
     assert report.summarized == 1
     for word in ("買収計画", "PrivWord", "PrivTitle", "CustomPriv"):
@@ -275,9 +355,14 @@ def test_public_session_keeps_its_title(projects: Path, isolated_home: Path) -> 
 
 
 def test_parser_marks_private_sessions() -> None:
-    lines = [json.dumps(r, ensure_ascii=False) for r in _records("s", ["a ＜ｐｒｉｖａｔｅ＞b＜／private＞ c", "d"], title="t")]
+    lines = [
+        json.dumps(r, ensure_ascii=False)
+        for r in _records("s", ["a ＜ｐｒｉｖａｔｅ＞b＜／private＞ c", "d"], title="t")
+    ]
     session = parse_lines(lines, Path("s.jsonl"))
     assert session.private and session.title_hint() == ""
     assert session.human_turns[0].text == "a  c"
-    public = parse_lines([json.dumps(r) for r in _records("p", ["a", "b"], title="t")], Path("p.jsonl"))
+    public = parse_lines(
+        [json.dumps(r) for r in _records("p", ["a", "b"], title="t")], Path("p.jsonl")
+    )
     assert not public.private and public.title_hint() == "t"

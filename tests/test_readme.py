@@ -39,7 +39,16 @@ COMMANDS = registered_commands()
 
 def test_the_app_has_the_documented_commands() -> None:
     names = {name for name, _ in COMMANDS}
-    assert {"recall", "tokenize", "search", "prune", "stopwords", "stats", "init", "doctor"} <= names
+    assert {
+        "recall",
+        "tokenize",
+        "search",
+        "prune",
+        "stopwords",
+        "stats",
+        "init",
+        "doctor",
+    } <= names
 
 
 @pytest.mark.parametrize("name", [name for name, _ in COMMANDS])

@@ -22,7 +22,9 @@ pytestmark = pytest.mark.corpus
 
 
 def _eval_module():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("eval_recall", REPO / "scripts" / "eval_recall.py")
+    spec = importlib.util.spec_from_file_location(
+        "eval_recall", REPO / "scripts" / "eval_recall.py"
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -32,7 +34,9 @@ def _eval_module():  # type: ignore[no-untyped-def]
 @pytest.fixture
 def corpus_env(corpus: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     spec = json.loads((REPO / "scripts" / "recall_queries.json").read_text("utf-8"))
-    for key, value in _eval_module().corpus_environ(corpus, isolated_home, "sudachi", spec["now"]).items():
+    for key, value in (
+        _eval_module().corpus_environ(corpus, isolated_home, "sudachi", spec["now"]).items()
+    ):
         monkeypatch.setenv(key, value)
     return corpus
 
@@ -48,15 +52,21 @@ def _documents(store) -> list:  # type: ignore[no-untyped-def]
     return list(store.documents(lines))
 
 
-@pytest.mark.parametrize("era", ["0da81371b", "385c0c031", "669ea4068", "6d6f208bc", "7fe7d4d50", "de665f234"])
-def test_every_beads_era_reads_as_issues(corpus_env: Path, era: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "era", ["0da81371b", "385c0c031", "669ea4068", "6d6f208bc", "7fe7d4d50", "de665f234"]
+)
+def test_every_beads_era_reads_as_issues(
+    corpus_env: Path, era: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMRECALL_BEADS", str(corpus_env / "beads" / era))
     settings = load_settings()
     (store,) = open_stores(settings, ["beads"])
     docs = _documents(store)
     assert len(docs) >= 50
     # Ids keep their project prefix (bd-, test-, offlinebrew-…); never a raw JSON line.
-    assert all(re.fullmatch(r"[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*-[A-Za-z0-9.]+", doc.ref) for doc in docs)
+    assert all(
+        re.fullmatch(r"[A-Za-z0-9_]+(-[A-Za-z0-9_]+)*-[A-Za-z0-9.]+", doc.ref) for doc in docs
+    )
     assert all(doc.title and not doc.title.lstrip().startswith("{") for doc in docs)
     assert not any(doc.status == "tombstone" for doc in docs)
     assert not any("-wisp-" in doc.ref for doc in docs)
@@ -89,7 +99,9 @@ def test_labelled_prompts_rank_right_and_unrelated_prompts_stay_quiet(corpus_env
     assert report["injected_right"] >= 0.8
 
 
-def test_development_set_everyday_requests_stay_quiet_and_related_prompts_get_their_memory(corpus_env: Path) -> None:
+def test_development_set_everyday_requests_stay_quiet_and_related_prompts_get_their_memory(
+    corpus_env: Path,
+) -> None:
     """The development set (issue 12): generic coding requests written before any tuning.
     The frozen test set is never asserted on here: a red test would invite tuning on it."""
     report = _eval_module().evaluate(corpus_env, "sudachi", set_name="dev")
@@ -103,6 +115,7 @@ def test_japanese_prompt_finds_the_japanese_note_through_the_hook(corpus_env: Pa
     settings = load_settings()
     result = recall(
         HookInput(session_id="ja", prompt="CoreDNS の名前解決の仕組みをもう一度整理したい"),
-        settings, deadline=time.monotonic() + 5,
+        settings,
+        deadline=time.monotonic() + 5,
     )
     assert result.context is not None and "CoreDNSの名前解決の仕組み" in result.context

@@ -50,18 +50,27 @@ def _summary(root: Path, day: str, sid: str, front: str, body: str) -> Path:
 def _daily(vault: Path, count: int = 12) -> None:
     """Background notes, so that how rare a keyword is means something."""
     for n in range(count):
-        _write(vault / "daily" / f"{n:02d}.md", f"# Daily {n}\nレビューと会議。\nStandup, nothing else.\n")
+        _write(
+            vault / "daily" / f"{n:02d}.md",
+            f"# Daily {n}\nレビューと会議。\nStandup, nothing else.\n",
+        )
 
 
 def _point(monkeypatch: pytest.MonkeyPatch, **stores: Path) -> None:
     monkeypatch.setenv("MEMRECALL_NOW", NOW)
     monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
-    names = {"obsidian": "MEMRECALL_OBSIDIAN", "beads": "MEMRECALL_BEADS", "summaries": "MEMRECALL_SUMMARIES"}
+    names = {
+        "obsidian": "MEMRECALL_OBSIDIAN",
+        "beads": "MEMRECALL_BEADS",
+        "summaries": "MEMRECALL_SUMMARIES",
+    }
     for name, path in stores.items():
         monkeypatch.setenv(names[name], str(path))
     if "summaries" not in stores:
         # Never the user's real summaries folder.
-        monkeypatch.setenv("MEMRECALL_SUMMARIES", str(Path(os.environ["MEMRECALL_HOME"]) / "no-summaries"))
+        monkeypatch.setenv(
+            "MEMRECALL_SUMMARIES", str(Path(os.environ["MEMRECALL_HOME"]) / "no-summaries")
+        )
 
 
 def _engine(engine: str) -> None:
@@ -87,7 +96,11 @@ def _refs(query: str, engine: str, limit: int = 10) -> list[str]:
 
 
 def _recall(prompt: str, session: str) -> RecallResult:
-    return recall(HookInput(session_id=session, prompt=prompt), load_settings(), deadline=time.monotonic() + 30)
+    return recall(
+        HookInput(session_id=session, prompt=prompt),
+        load_settings(),
+        deadline=time.monotonic() + 30,
+    )
 
 
 def _injected(result: RecallResult) -> list[str]:
@@ -130,30 +143,61 @@ def beads_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     project = tmp_path / "shop"
     old_ids = list(TARGETS)
     issues: list[dict[str, Any]] = [
-        {"id": ref, "title": title, "status": "open", "priority": 2,
-         "description": f"What {title.lower()} means for the customer.", "updated_at": "2026-11-01T10:00:00Z"}
+        {
+            "id": ref,
+            "title": title,
+            "status": "open",
+            "priority": 2,
+            "description": f"What {title.lower()} means for the customer.",
+            "updated_at": "2026-11-01T10:00:00Z",
+        }
         for ref, title in TARGETS.items()
     ]
     # Issues that mention every id far more often than the issue itself does, titles included.
     issues += [
-        {"id": f"bd-9e0{n}", "title": f"Follow-up of {' '.join(old_ids)}", "status": "open", "priority": 1,
-         "description": _noise([i for i in old_ids if i != "bd-12"]) * 2, "updated_at": "2026-11-20T10:00:00Z"}
+        {
+            "id": f"bd-9e0{n}",
+            "title": f"Follow-up of {' '.join(old_ids)}",
+            "status": "open",
+            "priority": 1,
+            "description": _noise([i for i in old_ids if i != "bd-12"]) * 2,
+            "updated_at": "2026-11-20T10:00:00Z",
+        }
         for n in range(1, 5)
     ]
     n = 0
     while sum(len(json.dumps(i)) for i in issues) < PADDING_BYTES:
         n += 1
-        issues.append({"id": f"bd-f{n:03d}", "title": f"Chore number {n}", "status": "closed", "priority": 4,
-                       "description": "Routine maintenance of the storefront. " * 6,
-                       "updated_at": "2026-06-01T10:00:00Z"})
+        issues.append(
+            {
+                "id": f"bd-f{n:03d}",
+                "title": f"Chore number {n}",
+                "status": "closed",
+                "priority": 4,
+                "description": "Routine maintenance of the storefront. " * 6,
+                "updated_at": "2026-06-01T10:00:00Z",
+            }
+        )
     issues += [
-        {"id": ref, "title": title, "status": "open", "priority": 2,
-         "description": f"{title} の仕様を決める。", "updated_at": "2026-11-25T10:00:00Z"}
+        {
+            "id": ref,
+            "title": title,
+            "status": "open",
+            "priority": 2,
+            "description": f"{title} の仕様を決める。",
+            "updated_at": "2026-11-25T10:00:00Z",
+        }
         for ref, title in SHOP_TARGETS.items()
     ]
     issues += [
-        {"id": f"shop-n{n}", "title": f"Follow-up of {' '.join(SHOP_TARGETS)}", "status": "open", "priority": 1,
-         "description": _noise(list(SHOP_TARGETS)) * 2, "updated_at": "2026-11-26T10:00:00Z"}
+        {
+            "id": f"shop-n{n}",
+            "title": f"Follow-up of {' '.join(SHOP_TARGETS)}",
+            "status": "open",
+            "priority": 1,
+            "description": _noise(list(SHOP_TARGETS)) * 2,
+            "updated_at": "2026-11-26T10:00:00Z",
+        }
         for n in range(1, 5)
     ]
     _export(project / ".beads" / "issues.jsonl", issues)
@@ -232,9 +276,17 @@ def test_a_prompt_naming_an_issue_injects_that_issue(beads_project: Path, engine
 @pytest.fixture
 def tickets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     vault = tmp_path / "vault"
-    _write(vault / "notes" / "決済タイムアウト.md", "# 決済タイムアウト\nPAY-1234: 決済 API が 10 秒でタイムアウトする。\n")
-    _write(vault / "notes" / "retry budget.md", "# Retry budget\nPAY-1234 and PAY-1299 share one retry budget.\n")
-    _write(vault / "notes" / "締め日.md", "# 請求書の締め日\nPAY-12 で請求書の締め日を月末に変えた。\n")
+    _write(
+        vault / "notes" / "決済タイムアウト.md",
+        "# 決済タイムアウト\nPAY-1234: 決済 API が 10 秒でタイムアウトする。\n",
+    )
+    _write(
+        vault / "notes" / "retry budget.md",
+        "# Retry budget\nPAY-1234 and PAY-1299 share one retry budget.\n",
+    )
+    _write(
+        vault / "notes" / "締め日.md", "# 請求書の締め日\nPAY-12 で請求書の締め日を月末に変えた。\n"
+    )
     _daily(vault)
     _point(monkeypatch, obsidian=vault)
     return vault
@@ -259,21 +311,21 @@ def everyday(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     vault = tmp_path / "vault"
     notes = {
         "テスト方針": "ユニットテストは pytest で書く。テストの設定は pyproject.toml に置く。\n"
-                     "テストではログを出さない。空のリストのテストも書く。",
+        "テストではログを出さない。空のリストのテストも書く。",
         "ログ設定": "ログの設定は環境変数 LOG_LEVEL で切り替える。ログの出力先は標準出力で、詳細なログは debug のときだけ。",
         "環境変数の一覧": "設定は環境変数から読み込む。README に環境変数の説明とインストール手順を書いた。",
         "README の書き方": "README にはディレクトリ構成、インストール手順、設定ファイルの説明を書く。",
         "エラーハンドリング": "関数のエラーハンドリングは例外を投げて呼び出し側で警告を表示する。ハンドラーでログ出力する。",
         "Unit tests": "Every handler gets a unit test; the test config lives in conftest.py.\n"
-                      "Add a test for the empty list case when you touch a handler, and rename helpers with care.",
+        "Add a test for the empty list case when you touch a handler, and rename helpers with care.",
         "Error handler": "The error handler logs the request and returns a JSON error response with a warning.",
         "Config loading": "The config is read from environment variables first, then from the settings file.\n"
-                          "A missing config file prints a warning. The database settings live there too.",
+        "A missing config file prints a warning. The database settings live there too.",
         "Logging": "Make the log output verbose with the debug log level in the config.\n"
-                   "The request handler is async and logs every request.",
+        "The request handler is async and logs every request.",
         "Repo layout": "The repo layout: src for code, tests for tests, docs for documentation folder.",
         "在庫同期の二重加算": "在庫同期バッチで SKU の在庫が二重に加算されていた。\n"
-                            "原因は sync_inventory_batch のリトライで、冪等キーを入れて直した。",
+        "原因は sync_inventory_batch のリトライで、冪等キーを入れて直した。",
         "Kafka consumer lag": "We decided to scale the orders consumer to 6 partitions after the lag incident.",
         "PAY-1234 決済": "PAY-1234: 決済 API が 10 秒でタイムアウトするので 5 秒に縮めた。",
     }
@@ -312,7 +364,9 @@ QUIET_REASONS = ("only everyday words", "too little specific evidence")
 
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("language", ["ja", "en"])
-def test_the_gate_stays_quiet_on_everyday_coding_requests(everyday: Path, engine: str, language: str) -> None:
+def test_the_gate_stays_quiet_on_everyday_coding_requests(
+    everyday: Path, engine: str, language: str
+) -> None:
     _engine(engine)
     prompts = GENERIC_JA if language == "ja" else GENERIC_EN
     fired, unexplained = [], []
@@ -385,7 +439,9 @@ def test_the_prompt_shape_is_logged(everyday: Path, prompt: str, shape: str) -> 
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_users_own_everyday_word_stops_counting(everyday: Path, isolated_home: Path, engine: str) -> None:
+def test_a_users_own_everyday_word_stops_counting(
+    everyday: Path, isolated_home: Path, engine: str
+) -> None:
     _engine(engine)
     prompt = "kafka consumer lag って前に話したっけ"
     before = _recall(prompt, f"own-before-{engine}")
@@ -401,7 +457,9 @@ def test_a_users_own_everyday_word_stops_counting(everyday: Path, isolated_home:
 
 # --- 5. snippet lines ------------------------------------------------------------------------
 
-DECISION = "We decided that coupon stacking is allowed once per order, because refunds broke otherwise."
+DECISION = (
+    "We decided that coupon stacking is allowed once per order, because refunds broke otherwise."
+)
 POOR_LINES = (
     "summary: coupon stacking rules in the frontmatter",
     "Coupon stacking",
@@ -457,12 +515,24 @@ CLOSE_REASON = "Fixed by capping retries at 3 in the payment client; verified on
 def closed_issue(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     project = tmp_path / "pay"
     issues = [
-        {"id": "bd-c10s", "title": "決済リトライが無限に続く", "status": "closed", "priority": 1,
-         "description": "決済クライアントのリトライ上限がなく、障害時に無限にリトライしていた。",
-         "close_reason": CLOSE_REASON, "updated_at": "2026-11-10T10:00:00Z"},
-        {"id": "bd-0pen", "title": "Refund report is slow", "status": "open", "priority": 2,
-         "description": "The monthly refund report takes minutes.", "close_reason": "should never show",
-         "updated_at": "2026-11-11T10:00:00Z"},
+        {
+            "id": "bd-c10s",
+            "title": "決済リトライが無限に続く",
+            "status": "closed",
+            "priority": 1,
+            "description": "決済クライアントのリトライ上限がなく、障害時に無限にリトライしていた。",
+            "close_reason": CLOSE_REASON,
+            "updated_at": "2026-11-10T10:00:00Z",
+        },
+        {
+            "id": "bd-0pen",
+            "title": "Refund report is slow",
+            "status": "open",
+            "priority": 2,
+            "description": "The monthly refund report takes minutes.",
+            "close_reason": "should never show",
+            "updated_at": "2026-11-11T10:00:00Z",
+        },
     ]
     _export(project / ".beads" / "issues.jsonl", issues)
     _point(monkeypatch, beads=project)
@@ -474,7 +544,9 @@ def test_a_closed_issue_is_shown_with_its_close_reason(closed_issue: Path, engin
     _engine(engine)
     result = _recall("bd-c10s って結局どうなった？", f"closed-{engine}")
     assert result.context is not None, result.log["reason"]
-    closed = [line.strip() for line in result.context.splitlines() if line.strip().startswith("closed:")]
+    closed = [
+        line.strip() for line in result.context.splitlines() if line.strip().startswith("closed:")
+    ]
     assert closed and "capping retries at 3" in closed[0], result.context
     assert "決済リトライが無限に続く (bd-c10s, closed, P1)" in result.context  # the hit's head line
 
@@ -482,8 +554,6 @@ def test_a_closed_issue_is_shown_with_its_close_reason(closed_issue: Path, engin
     other = _recall("bd-0pen の refund report はまだ遅い？", f"open-{engine}")
     assert other.context is not None
     assert "closed:" not in other.context and "should never show" not in other.context
-
-
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -496,7 +566,9 @@ def test_an_issue_named_by_its_id_quotes_its_description_not_its_title_again(
     assert [text for _, text in hit.lines if "リトライ上限" in text], hit.lines
     result = _recall("bd-c10s って結局どうなった？", f"quote-{engine}")
     assert result.context is not None
-    assert not [line for line in _quoted(result.context) if line.endswith("決済リトライが無限に続く")], result.context
+    assert not [
+        line for line in _quoted(result.context) if line.endswith("決済リトライが無限に続く")
+    ], result.context
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -504,7 +576,10 @@ def test_search_json_carries_the_close_reason(closed_issue: Path, engine: str) -
     _engine(engine)
     done = subprocess.run(
         [sys.executable, "-m", "memrecall", "search", "bd-c10s", "--json"],
-        capture_output=True, timeout=120, check=False, env=dict(os.environ),
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env=dict(os.environ),
     )
     assert done.returncode == 0, done.stderr.decode("utf-8", "replace")
     hits = json.loads(done.stdout)
@@ -534,8 +609,13 @@ def _copy(summaries: Path, recalled: bool) -> Path:
     if recalled:
         front += "recalled: [obsidian:notes/x.md]\n"
     # A second-hand copy that says it all more often, and in its title and tags.
-    return _summary(summaries, "2026-11-30", "c0ffee01", front,
-                    f"## 在庫同期の冪等キーと二重加算\n{ORIGINAL}{ORIGINAL}在庫同期の二重加算は冪等キーで防ぐ。\n")
+    return _summary(
+        summaries,
+        "2026-11-30",
+        "c0ffee01",
+        front,
+        f"## 在庫同期の冪等キーと二重加算\n{ORIGINAL}{ORIGINAL}在庫同期の二重加算は冪等キーで防ぐ。\n",
+    )
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -562,13 +642,31 @@ def test_the_original_ranks_right_before_a_summary_that_recalled_it(
 @pytest.fixture
 def english(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     vault = tmp_path / "vault"
-    _write(vault / "notes" / "coupon-stacking.md", "# Stacking rules\nCoupon-stacking is allowed once per order.\n")
-    _write(vault / "notes" / "product page.md", "# Product page\nThe page calls fetchProduct.ts on load.\n")
+    _write(
+        vault / "notes" / "coupon-stacking.md",
+        "# Stacking rules\nCoupon-stacking is allowed once per order.\n",
+    )
+    _write(
+        vault / "notes" / "product page.md",
+        "# Product page\nThe page calls fetchProduct.ts on load.\n",
+    )
     _write(vault / "notes" / "remote fetch.md", "# Remote sync\nWe fetch the remote every hour.\n")
     _daily(vault)
     summaries = tmp_path / "summaries"
-    _summary(summaries, "2026-11-20", "abcd1234", "title: Checkout copy\n", "## Checkout copy\nReworded the checkout button.\n")
-    _summary(summaries, "2026-11-21", "abcd5678", "title: Git hooks\n", "## Git hooks\nThe git pre-commit hook runs ruff.\n")
+    _summary(
+        summaries,
+        "2026-11-20",
+        "abcd1234",
+        "title: Checkout copy\n",
+        "## Checkout copy\nReworded the checkout button.\n",
+    )
+    _summary(
+        summaries,
+        "2026-11-21",
+        "abcd5678",
+        "title: Git hooks\n",
+        "## Git hooks\nThe git pre-commit hook runs ruff.\n",
+    )
     _point(monkeypatch, obsidian=vault, summaries=summaries)
     return {"vault": vault, "summaries": summaries}
 
@@ -588,7 +686,9 @@ def test_a_word_is_not_a_prefix_of_a_code_name(english: dict[str, Path], engine:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_git_does_not_match_the_git_branch_key_of_every_summary(english: dict[str, Path], engine: str) -> None:
+def test_git_does_not_match_the_git_branch_key_of_every_summary(
+    english: dict[str, Path], engine: str
+) -> None:
     _engine(engine)
     refs = _refs("git", engine)
     assert refs == ["2026/11/2026-11-21-abcd5678.md"], refs
@@ -610,7 +710,8 @@ def test_an_opted_out_prompt_is_neither_searched_nor_logged(everyday: Path) -> N
 def test_private_spans_give_no_keywords(everyday: Path, engine: str) -> None:
     _engine(engine)
     result = _recall(
-        "前に <private>zebrafish の ohlcv_feed 鍵</private> 在庫同期の二重加算を直したっけ？", f"priv-{engine}"
+        "前に <private>zebrafish の ohlcv_feed 鍵</private> 在庫同期の二重加算を直したっけ？",
+        f"priv-{engine}",
     )
     # The rest of the prompt is recalled as usual; nothing of the private span is anywhere.
     assert _injected(result) == ["notes/在庫同期の二重加算.md"], result.log["reason"]
@@ -619,7 +720,9 @@ def test_private_spans_give_no_keywords(everyday: Path, engine: str) -> None:
         assert word not in text, word
 
     # A private span naming a stored memory does not find it.
-    only_private = _recall("what did we settle on for <private>the kafka consumer lag</private>?", f"priv2-{engine}")
+    only_private = _recall(
+        "what did we settle on for <private>the kafka consumer lag</private>?", f"priv2-{engine}"
+    )
     assert only_private.context is None
     log = only_private.log
     said = [*log["keywords"], *log.get("df", {}), *log.get("generic", [])]
@@ -627,12 +730,17 @@ def test_private_spans_give_no_keywords(everyday: Path, engine: str) -> None:
     assert not {"kafka", "consumer", "lag"} & {w.casefold() for w in said}, said
 
 
-def test_the_hook_log_of_an_opted_out_prompt_holds_none_of_its_words(everyday: Path, isolated_home: Path) -> None:
+def test_the_hook_log_of_an_opted_out_prompt_holds_none_of_its_words(
+    everyday: Path, isolated_home: Path
+) -> None:
     prompt = "＃ｍｅｍｒｅｃａｌｌ：ｏｆｆ what did we decide about the kafka consumer lag?"
     done = subprocess.run(
         [sys.executable, "-m", "memrecall", "recall"],
         input=json.dumps({"session_id": "hook-off", "prompt": prompt}).encode(),
-        capture_output=True, timeout=120, check=False, env=dict(os.environ),
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env=dict(os.environ),
     )
     assert done.returncode == 0 and done.stdout == b""
     logs = list((isolated_home / "logs").glob("recall-*.jsonl"))

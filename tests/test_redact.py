@@ -10,7 +10,9 @@ import pytest
 from memrecall.redact import redact
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
-SECRETS: dict[str, str] = json.loads((FIXTURES / "planted-secrets.secrets.json").read_text(encoding="utf-8"))
+SECRETS: dict[str, str] = json.loads(
+    (FIXTURES / "planted-secrets.secrets.json").read_text(encoding="utf-8")
+)
 
 
 # A password has no shape of its own: it is found by where it stands (URL, assignment).
@@ -48,7 +50,12 @@ def test_structured_secrets() -> None:
     ]
     for text in cases:
         out, _ = redact(text)
-        for piece in ("Tr0ub4dor", "mysqlPassw0rd", "a8F3kL9qZ2mX7vB4nR6tW1yU5oP0sD8g", "MIIEowIBAAKCAQEA"):
+        for piece in (
+            "Tr0ub4dor",
+            "mysqlPassw0rd",
+            "a8F3kL9qZ2mX7vB4nR6tW1yU5oP0sD8g",
+            "MIIEowIBAAKCAQEA",
+        ):
             assert piece not in out, (text, out)
     out, _ = redact("postgres://deploy:Tr0ub4dor-Horse-9931@db.internal:5432/app")
     assert "db.internal:5432" in out  # the host stays readable
@@ -82,9 +89,18 @@ def test_placeholders_are_stable() -> None:
 
 CLASSES: dict[str, list[tuple[str, str]]] = {
     "cloud-key": [
-        ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "AWS docs: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-        ("Hq3+Lm9/Zt6Wx1Rc8Vb5Nk2Jd7Ps4Fg0Ay6Eu3Io", "鍵は Hq3+Lm9/Zt6Wx1Rc8Vb5Nk2Jd7Ps4Fg0Ay6Eu3Io です"),
-        ("Tr5/Gh8+Kl2Mn6Bv9Cx3Zq7Wp1Ae4Sd0Fy8Uj2Hk", '"SecretAccessKey": "Tr5/Gh8+Kl2Mn6Bv9Cx3Zq7Wp1Ae4Sd0Fy8Uj2Hk"'),
+        (
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "AWS docs: wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        (
+            "Hq3+Lm9/Zt6Wx1Rc8Vb5Nk2Jd7Ps4Fg0Ay6Eu3Io",
+            "鍵は Hq3+Lm9/Zt6Wx1Rc8Vb5Nk2Jd7Ps4Fg0Ay6Eu3Io です",
+        ),
+        (
+            "Tr5/Gh8+Kl2Mn6Bv9Cx3Zq7Wp1Ae4Sd0Fy8Uj2Hk",
+            '"SecretAccessKey": "Tr5/Gh8+Kl2Mn6Bv9Cx3Zq7Wp1Ae4Sd0Fy8Uj2Hk"',
+        ),
         ("Pq2+Wm8/Lk4Zx", "aws secret access key: Pq2+Wm8/Lk4Zx7Rt1Yu5Io9"),
     ],
     "url": [
@@ -111,18 +127,33 @@ CLASSES: dict[str, list[tuple[str, str]]] = {
         ("PgpassFile-Pw3", "localhost:5432:shop:app:PgpassFile-Pw3"),
         ("NpmrcTok-Pw4x", "//npm.example.com/:_authToken=NpmrcTok-Pw4x"),
         ("PypircFile-Pw5", "[testpypi]\nusername = me\npassword = PypircFile-Pw5\n"),
-        ("ZG9ja2VyOkF1dGgtUHc2", '{"auths":{"registry.example.com":{"auth":"ZG9ja2VyOkF1dGgtUHc2"}}}'),
+        (
+            "ZG9ja2VyOkF1dGgtUHc2",
+            '{"auths":{"registry.example.com":{"auth":"ZG9ja2VyOkF1dGgtUHc2"}}}',
+        ),
         ("DotEnv-Pw7", "APP_SECRET=DotEnv-Pw7\nNODE_ENV=production"),
         ("YamlBlock-Pw8", "credentials:\n  password: |\n    YamlBlock-Pw8\n  user: app\n"),
         ("YamlFold-Pw9", "api_token: >\n  YamlFold-Pw9\n"),
     ],
     "webhook": [
         ("T9ZZZ/B9YYY/HookSvc1x", "https://hooks.slack.com/services/T9ZZZ/B9YYY/HookSvc1x"),
-        ("T9ZZZ/A9XXX/99/HookWf2", "Slack workflow: https://hooks.slack.com/workflows/T9ZZZ/A9XXX/99/HookWf2"),
+        (
+            "T9ZZZ/A9XXX/99/HookWf2",
+            "Slack workflow: https://hooks.slack.com/workflows/T9ZZZ/A9XXX/99/HookWf2",
+        ),
         ("T9ZZZ/77/HookTr3", "https://hooks.slack.com/triggers/T9ZZZ/77/HookTr3"),
-        ("1234567890123/HookDc4-ab", "Discord: https://discord.com/api/webhooks/1234567890123/HookDc4-ab"),
-        ("HookTeams5", "https://acme.webhook.office.com/webhookb2/abc@def/IncomingWebhook/HookTeams5/xyz"),
-        ("HookGchat6", "https://chat.googleapis.com/v1/spaces/AAAA/messages?key=HookGkey6x&token=HookGchat6"),
+        (
+            "1234567890123/HookDc4-ab",
+            "Discord: https://discord.com/api/webhooks/1234567890123/HookDc4-ab",
+        ),
+        (
+            "HookTeams5",
+            "https://acme.webhook.office.com/webhookb2/abc@def/IncomingWebhook/HookTeams5/xyz",
+        ),
+        (
+            "HookGchat6",
+            "https://chat.googleapis.com/v1/spaces/AAAA/messages?key=HookGkey6x&token=HookGchat6",
+        ),
         ("QueryTok-Hook7", "通知URL https://notify.example.com/send?token=QueryTok-Hook7&ch=ops"),
         ("HookSig8%2Bx", "https://acct.blob.core.windows.net/c/f?sv=2024-01-01&sig=HookSig8%2Bx"),
     ],
@@ -188,24 +219,30 @@ def test_text_outside_a_secret_is_kept_exactly() -> None:
     """Matching runs on a normalised copy; the original text is what comes back."""
     text = "ＰＡＹ－１２３４（本番）\u200bの件。 ｐａｓｓｗｏｒｄ：ｈｕｎｔｅｒ２ｘｙ ですか？ ｶﾞｲﾄﾞ"
     out = redact(text)[0]
-    assert out == "ＰＡＹ－１２３４（本番）\u200bの件。 ｐａｓｓｗｏｒｄ：[REDACTED:secret-assignment] ですか？ ｶﾞｲﾄﾞ"
+    assert (
+        out
+        == "ＰＡＹ－１２３４（本番）\u200bの件。 ｐａｓｓｗｏｒｄ：[REDACTED:secret-assignment] ですか？ ｶﾞｲﾄﾞ"
+    )
 
 
-@pytest.mark.parametrize("text", [
-    # near misses of every class: same words, no secret
-    "パスワードは8文字以上にしてください。パスワードはbcryptでハッシュ化します。",
-    "トークンはlocalStorageに保存する。APIキーの発行手順は README を参照。",
-    "パスは /usr/local/bin です",
-    "The password is required. Set the password to something strong. The token is expired.",
-    "mkdir -p src/components && docker run -p 8080:80 nginx && unzip -p a.zip f",
-    "curl -u $USER:$PASSWORD https://x && mysql -u root -p && psql --password",
-    "export API_TOKEN=${API_TOKEN} && SECRET_ID=my_secret && TOKEN_URL=https://auth.example.com/token",
-    "open http://localhost:8080/@vite/client and https://docs.github.com/en/webhooks/about-webhooks",
-    "--- PASS: TestLogin (0.00s)",
-    "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
-    "const token = config.get('token'); password_hash = bcrypt(pw)",
-    "password: ${{ secrets.DB_PASSWORD }} and token: <your-token> and pass: {{password}}",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        # near misses of every class: same words, no secret
+        "パスワードは8文字以上にしてください。パスワードはbcryptでハッシュ化します。",
+        "トークンはlocalStorageに保存する。APIキーの発行手順は README を参照。",
+        "パスは /usr/local/bin です",
+        "The password is required. Set the password to something strong. The token is expired.",
+        "mkdir -p src/components && docker run -p 8080:80 nginx && unzip -p a.zip f",
+        "curl -u $USER:$PASSWORD https://x && mysql -u root -p && psql --password",
+        "export API_TOKEN=${API_TOKEN} && SECRET_ID=my_secret && TOKEN_URL=https://auth.example.com/token",
+        "open http://localhost:8080/@vite/client and https://docs.github.com/en/webhooks/about-webhooks",
+        "--- PASS: TestLogin (0.00s)",
+        "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+        "const token = config.get('token'); password_hash = bcrypt(pw)",
+        "password: ${{ secrets.DB_PASSWORD }} and token: <your-token> and pass: {{password}}",
+    ],
+)
 def test_near_misses_stay(text: str) -> None:
     from memrecall.redact import redact_fast
 

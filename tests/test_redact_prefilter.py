@@ -19,7 +19,14 @@ SECRETS = {
     for name, value in json.loads(path.read_text("utf-8")).items()
     if isinstance(value, str)
 }
-CONTEXTS = ["{}", "本番の値は{}です", "use {} for now", "「{}」を設定した", "password: {}", "パスワードは {} です"]
+CONTEXTS = [
+    "{}",
+    "本番の値は{}です",
+    "use {} for now",
+    "「{}」を設定した",
+    "password: {}",
+    "パスワードは {} です",
+]
 
 
 def _transcript_texts() -> list[str]:
@@ -70,7 +77,9 @@ def _class_texts() -> list[str]:
 
     from test_redact import CLASSES
 
-    return [text for _, _, text in cases()] + [text for members in CLASSES.values() for _, text in members]
+    return [text for _, _, text in cases()] + [
+        text for members in CLASSES.values() for _, text in members
+    ]
 
 
 def test_gated_pass_equals_the_full_pass_on_every_class_case() -> None:
@@ -83,8 +92,12 @@ def test_gated_pass_equals_the_full_pass_on_every_class_case() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["在庫同期バッチが PAY-1234 のあとタイムアウトする件", "internal/payment/client.go を直したい",
-     "sync_inventory_batch はどこで呼ばれてる？", "Rust でフィボナッチ数列を書いて"],
+    [
+        "在庫同期バッチが PAY-1234 のあとタイムアウトする件",
+        "internal/payment/client.go を直したい",
+        "sync_inventory_batch はどこで呼ばれてる？",
+        "Rust でフィボナッチ数列を書いて",
+    ],
 )
 def test_gate_says_no_to_ordinary_prompts(text: str) -> None:
     # What makes the hook cheap: an ordinary prompt never compiles the secret patterns.

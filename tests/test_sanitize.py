@@ -21,23 +21,35 @@ TAG = re.compile(r"<\s*/?\s*[A-Za-z]")
 
 # Terminal-control payloads a hostile note can carry, 7-bit and 8-bit.
 TERMINAL_ATTACKS = [
-    f"{ESC}[31mred{ESC}[0m",                                  # SGR colour
-    f"{ESC}[2J{ESC}[H",                                       # clear screen, cursor home
-    f"{ESC}[1A{ESC}[2K",                                      # cursor up, erase line (hide a row)
+    f"{ESC}[31mred{ESC}[0m",  # SGR colour
+    f"{ESC}[2J{ESC}[H",  # clear screen, cursor home
+    f"{ESC}[1A{ESC}[2K",  # cursor up, erase line (hide a row)
     f"{ESC}]8;;https://evil.example/{ESC}\\click{ESC}]8;;{ESC}\\",  # OSC 8 hyperlink, ST-terminated
-    f"{ESC}]8;;https://evil.example/\x07click{ESC}]8;;\x07",   # OSC 8, BEL-terminated
-    f"{ESC}]52;c;cm0gLXJmIH4K\x07",                            # OSC 52 clipboard write
-    f"{ESC}]0;pwned title\x07",                                # window title
-    f"{ESC}P+q544e{ESC}\\",                                    # DCS (termcap query)
-    f"{ESC}_apc payload{ESC}\\",                               # APC
-    "\x9b31mred\x9b0m",                                        # 8-bit CSI
-    "\x9d8;;https://evil.example/\x9cclick\x9d8;;\x9c",       # 8-bit OSC hyperlink
-    "\x90+q544e\x9c",                                          # 8-bit DCS
-    f"{ESC}]52;c;unterminated clipboard",                      # left open to the end of line
+    f"{ESC}]8;;https://evil.example/\x07click{ESC}]8;;\x07",  # OSC 8, BEL-terminated
+    f"{ESC}]52;c;cm0gLXJmIH4K\x07",  # OSC 52 clipboard write
+    f"{ESC}]0;pwned title\x07",  # window title
+    f"{ESC}P+q544e{ESC}\\",  # DCS (termcap query)
+    f"{ESC}_apc payload{ESC}\\",  # APC
+    "\x9b31mred\x9b0m",  # 8-bit CSI
+    "\x9d8;;https://evil.example/\x9cclick\x9d8;;\x9c",  # 8-bit OSC hyperlink
+    "\x90+q544e\x9c",  # 8-bit DCS
+    f"{ESC}]52;c;unterminated clipboard",  # left open to the end of line
     "bell\x07 backspace\x08 formfeed\x0c vt\x0b cr\rnul\x00 del\x7f nel\x85",
 ]
-BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
-        "\u200e", "\u200f", "\u061c"]
+BIDI = [
+    "\u202a",
+    "\u202b",
+    "\u202c",
+    "\u202d",
+    "\u202e",
+    "\u2066",
+    "\u2067",
+    "\u2068",
+    "\u2069",
+    "\u200e",
+    "\u200f",
+    "\u061c",
+]
 
 
 def _unsafe_for_terminal(text: str) -> list[str]:
@@ -63,12 +75,17 @@ def test_every_angle_look_alike_in_the_database_is_covered() -> None:
         name = unicodedata.name(char, "")
         if unicodedata.normalize("NFKD", char)[:1] in ("<", ">"):
             wanted.add(char)
-        if re.search(r"ANGLE BRACKET|ANGLE QUOTATION|POINTING ANGLE|ARC (LESS|GREATER)-THAN BRACKET", name):
+        if re.search(
+            r"ANGLE BRACKET|ANGLE QUOTATION|POINTING ANGLE|ARC (LESS|GREATER)-THAN BRACKET", name
+        ):
             wanted.add(char)
     wanted |= set("˂ᐸᚲ‹❮\U0001d236˃ᐳ›❯\U00016f3f\U0001d237")  # confusables.txt: 003C, 003E
     wanted -= {"\U000e003c", "\U000e003e"}  # TAG LESS-/GREATER-THAN: format characters, removed
-    missing = sorted(f"U+{ord(c):04X} {unicodedata.name(c, '')}" for c in wanted if quoted(f"a{c}b") != quoted("a(b")
-                     and quoted(f"a{c}b") != quoted("a)b"))
+    missing = sorted(
+        f"U+{ord(c):04X} {unicodedata.name(c, '')}"
+        for c in wanted
+        if quoted(f"a{c}b") != quoted("a(b") and quoted(f"a{c}b") != quoted("a)b")
+    )
     assert not missing, missing
     assert all(quoted(c) in ("(", ")") for c in ANGLES)
 
@@ -77,7 +94,9 @@ def test_every_angle_look_alike_in_the_database_is_covered() -> None:
 def test_terminal_controls_are_stripped(attack: str) -> None:
     for text in (f"決済メモ {attack} 続き", f"note {attack} tail"):
         for shown in (clean(text), clean(text, one_line=False), quoted(text)):
-            assert ESC not in shown and not _unsafe_for_terminal(shown.replace("\n", "")), repr(shown)
+            assert ESC not in shown and not _unsafe_for_terminal(shown.replace("\n", "")), repr(
+                shown
+            )
             assert not any("\x80" <= c <= "\x9f" for c in shown)
             assert "evil.example" not in shown and "cm0gLXJm" not in shown  # payloads go whole
 
@@ -104,8 +123,17 @@ def test_variation_selector_runs_cannot_carry_data() -> None:
 
 # Closers and foreign tags, each written many ways: the class is "anything that can read as
 # a tag once shown", so every one must come out with no angle bracket at all.
-TAG_NAMES = ["/memrecall-context", "memrecall-context", "system-reminder", "/system-reminder",
-             "system", "/user_query", "assistant", "tool_result", "指示"]
+TAG_NAMES = [
+    "/memrecall-context",
+    "memrecall-context",
+    "system-reminder",
+    "/system-reminder",
+    "system",
+    "/user_query",
+    "assistant",
+    "tool_result",
+    "指示",
+]
 
 
 def _spellings(name: str) -> list[str]:
@@ -113,13 +141,40 @@ def _spellings(name: str) -> list[str]:
     shy = "\u00ad".join(name)
     bidi = "\u202e" + name + "\u202c"
     return [
-        f"<{name}>", f"< {name} >", f"<{name} x='1'>", f"<{name}/>", f"<{zw}>", f"<{shy}>", f"<{bidi}>",
-        f"<\u200b{name}\u200b>", f"＜{name}＞", f"﹤{name}﹥", f"‹{name}›", f"〈{name}〉", f"⟨{name}⟩",
-        f"〈{name}〉", f"˂{name}˃", f"ᐸ{name}ᐳ", f"❮{name}❯", f"«{name}»", f"《{name}》", f"︿{name}﹀",
-        f"&lt;{name}&gt;", f"&LT;{name}&GT;", f"&#60;{name}&#62;", f"&#x3c;{name}&#x3E;", f"&#0060;{name}&#062",
-        f"&amp;lt;{name}&amp;gt;", f"&amp;amp;lt;{name}&amp;amp;gt;", f"&l\u200bt;{name}&g\u00adt;",
-        f"＆ｌｔ；{name}＆ｇｔ；", f"&#xff1c;{name}&#xff1e;", f"&lang;{name}&rang;",
-        f"\x1b[0m<\x1b[0m{name}\x1b[0m>", f"<\x00{name}>", f"\U000e003c{name}\U000e003e",
+        f"<{name}>",
+        f"< {name} >",
+        f"<{name} x='1'>",
+        f"<{name}/>",
+        f"<{zw}>",
+        f"<{shy}>",
+        f"<{bidi}>",
+        f"<\u200b{name}\u200b>",
+        f"＜{name}＞",
+        f"﹤{name}﹥",
+        f"‹{name}›",
+        f"〈{name}〉",
+        f"⟨{name}⟩",
+        f"〈{name}〉",
+        f"˂{name}˃",
+        f"ᐸ{name}ᐳ",
+        f"❮{name}❯",
+        f"«{name}»",
+        f"《{name}》",
+        f"︿{name}﹀",
+        f"&lt;{name}&gt;",
+        f"&LT;{name}&GT;",
+        f"&#60;{name}&#62;",
+        f"&#x3c;{name}&#x3E;",
+        f"&#0060;{name}&#062",
+        f"&amp;lt;{name}&amp;gt;",
+        f"&amp;amp;lt;{name}&amp;amp;gt;",
+        f"&l\u200bt;{name}&g\u00adt;",
+        f"＆ｌｔ；{name}＆ｇｔ；",
+        f"&#xff1c;{name}&#xff1e;",
+        f"&lang;{name}&rang;",
+        f"\x1b[0m<\x1b[0m{name}\x1b[0m>",
+        f"<\x00{name}>",
+        f"\U000e003c{name}\U000e003e",
     ]
 
 
@@ -136,8 +191,10 @@ def test_no_spelling_of_any_tag_survives_quoting(name: str) -> None:
 
 
 def test_quoting_keeps_ordinary_text_readable() -> None:
-    assert quoted("PAY-1234 の決済タイムアウトを 10 秒から 5 秒にした。") == \
-        "PAY-1234 の決済タイムアウトを 10 秒から 5 秒にした。"
+    assert (
+        quoted("PAY-1234 の決済タイムアウトを 10 秒から 5 秒にした。")
+        == "PAY-1234 の決済タイムアウトを 10 秒から 5 秒にした。"
+    )
     assert quoted("retry -> fail, then A => B; x <= 3") == "retry → fail, then A ⇒ B; x ≤ 3"
     assert quoted("List<String> と Vec<u8>") == "List(String) と Vec(u8)"
     assert quoted("ＰＡＹ－１２３４ ｶﾀｶﾅ") == "PAY-1234 カタカナ"  # NFKC, as the keywords are
@@ -162,8 +219,10 @@ def test_clean_never_holds_a_control(text: str) -> None:
 
 
 def test_dumps_is_lossless_and_inert() -> None:
-    value = {"title": f"請求書\u202etxt.exe \x9b31m{ESC}]52;c;x\x07 \U000e0041 \u2028 ok",
-             "lines": ["\x7f", "日本語"]}
+    value = {
+        "title": f"請求書\u202etxt.exe \x9b31m{ESC}]52;c;x\x07 \U000e0041 \u2028 ok",
+        "lines": ["\x7f", "日本語"],
+    }
     text = dumps(value, indent=1)
     assert json.loads(text) == value
     assert not _unsafe_for_terminal(text.replace("\n", "")) and ESC not in text

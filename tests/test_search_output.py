@@ -48,24 +48,44 @@ def stores(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch)
     body = [f"背景メモ {n}" for n in range(NOTE_LINE - 5)]
     undated = _write(
         vault / "notes" / NOTE_NAME,
-        f"---\ntitle: {LONG_TITLE}\ntags: [inventory]\n---\n" + "\n".join(body)
+        f"---\ntitle: {LONG_TITLE}\ntags: [inventory]\n---\n"
+        + "\n".join(body)
         + "\nquokka: 在庫同期バッチで SKU が二重に加算される。原因は sync_inventory_batch の再試行で、"
         "再試行のたびに同じ差分がもう一度適用されていた。冪等キーを入れて直した。\n",
     )
     assert undated.read_text(encoding="utf-8").splitlines()[NOTE_LINE - 1].startswith("quokka")
     os.utime(undated, (MODIFIED.timestamp(), MODIFIED.timestamp()))
     _write(vault / "daily" / "2026-10-05.md", "# 2026-10-05\nquokka の在庫同期を見直した。\n")
-    _write(vault / "notes" / "markup.md",
-           "---\ntitle: '[bold]quokka[/bold] 在庫同期 policy [link=https://example.invalid]x[/link]'\n"
-           "date: 2026-09-01\n---\nquokka 在庫同期 policy.\n")
+    _write(
+        vault / "notes" / "markup.md",
+        "---\ntitle: '[bold]quokka[/bold] 在庫同期 policy [link=https://example.invalid]x[/link]'\n"
+        "date: 2026-09-01\n---\nquokka 在庫同期 policy.\n",
+    )
     for n in range(20):  # background, so rarity means something
         _write(vault / "daily" / f"chores-{n:02d}.md", f"# Chores {n}\nレビューと会議。\n")
-    issues = [{"id": f"bd-f{n:03d}", "title": f"Filler chore {n}", "status": "open",
-               "description": "Routine work."} for n in range(FILLER_ISSUES)]
-    issues.append({"id": "bd-q0ka", "title": ISSUE_TITLE, "status": "in_progress", "priority": 1,
-                   "description": "在庫同期の再試行が冪等でない。", "updated_at": "2026-11-20T10:00:00Z"})
-    export = _write(tmp_path / "shop" / ".beads" / "issues.jsonl",
-                    "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in issues))
+    issues = [
+        {
+            "id": f"bd-f{n:03d}",
+            "title": f"Filler chore {n}",
+            "status": "open",
+            "description": "Routine work.",
+        }
+        for n in range(FILLER_ISSUES)
+    ]
+    issues.append(
+        {
+            "id": "bd-q0ka",
+            "title": ISSUE_TITLE,
+            "status": "in_progress",
+            "priority": 1,
+            "description": "在庫同期の再試行が冪等でない。",
+            "updated_at": "2026-11-20T10:00:00Z",
+        }
+    )
+    export = _write(
+        tmp_path / "shop" / ".beads" / "issues.jsonl",
+        "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in issues),
+    )
     env = {
         "MEMRECALL_OBSIDIAN": str(vault),
         "MEMRECALL_BEADS": str(tmp_path / "shop"),
@@ -80,7 +100,10 @@ def stores(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch)
 
 def _cli(*args: str, columns: int = 160, **env: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [sys.executable, "-m", "memrecall", *args], capture_output=True, timeout=120, check=False,
+        [sys.executable, "-m", "memrecall", *args],
+        capture_output=True,
+        timeout=120,
+        check=False,
         env={**os.environ, "COLUMNS": str(columns), **env},
     )
     return subprocess.CompletedProcess(
@@ -122,7 +145,9 @@ def test_every_hit_shows_its_title_and_whole_path_line_within_the_width(
     assert any(line.strip().startswith("beads · 2026-11-20 · score ") for line in lines)
 
 
-def test_the_undated_note_shows_its_modification_date_marked_as_such(stores: dict[str, Path]) -> None:
+def test_the_undated_note_shows_its_modification_date_marked_as_such(
+    stores: dict[str, Path],
+) -> None:
     out = _cli("search", "quokka 在庫同期").stdout
     block = out[: out.index(f"notes/{NOTE_NAME}")]
     assert "obsidian · 2026-03-04 (modified) · score" in block.rstrip().splitlines()[-1]
@@ -133,8 +158,16 @@ def test_the_undated_note_shows_its_modification_date_marked_as_such(stores: dic
 
 def _hit(**fields: object) -> Hit:
     base: dict[str, object] = dict(
-        store="obsidian", ref="notes/a.md", path=Path("/v/notes/a.md"), title="t", date=None,
-        score=1.5, matched=["quokka"], line=3, snippet="quokka here", lines=[],
+        store="obsidian",
+        ref="notes/a.md",
+        path=Path("/v/notes/a.md"),
+        title="t",
+        date=None,
+        score=1.5,
+        matched=["quokka"],
+        line=3,
+        snippet="quokka here",
+        lines=[],
     )
     base.update(fields)
     return Hit(**base)  # type: ignore[arg-type]
@@ -157,8 +190,18 @@ def test_a_path_longer_than_the_terminal_folds_and_is_never_cut() -> None:
 
 def test_stored_text_reaches_the_terminal_inert() -> None:
     hostile = "\x1b]8;;https://evil.example\x07PAY\u202e-1234 [red]alarm[/red]\x1b[2J"
-    out = _render([_hit(title=hostile, ref=f"notes/{hostile}.md", snippet=hostile,
-                        matched=[hostile], status="open\x1b[31m")], 200)
+    out = _render(
+        [
+            _hit(
+                title=hostile,
+                ref=f"notes/{hostile}.md",
+                snippet=hostile,
+                matched=[hostile],
+                status="open\x1b[31m",
+            )
+        ],
+        200,
+    )
     assert "\x1b" not in out and "\u202e" not in out and "\x07" not in out
     assert "[red]alarm[/red]" in out
 
@@ -191,8 +234,10 @@ def test_dates_say_where_they_came_from_in_both_engines(
 
         refresh(load_settings())
     hits = {h.ref: h for h in _search("quokka 在庫同期")}
-    shown = {ref: (h.date.date().isoformat() if h.date else None, h.as_json()["date_source"])
-             for ref, h in hits.items()}
+    shown = {
+        ref: (h.date.date().isoformat() if h.date else None, h.as_json()["date_source"])
+        for ref, h in hits.items()
+    }
     assert shown == {
         f"notes/{NOTE_NAME}": ("2026-03-04", "mtime"),
         "daily/2026-10-05.md": ("2026-10-05", "name"),
@@ -209,9 +254,12 @@ def test_search_warns_once_for_each_missing_store_and_still_answers(
     stores: dict[str, Path], tmp_path: Path
 ) -> None:
     gone_vault, gone_project = tmp_path / "no-such-vault", tmp_path / "no-such-project"
-    done = _cli("search", "quokka 在庫同期",
-                MEMRECALL_OBSIDIAN=os.pathsep.join([str(stores["vault"]), str(gone_vault)]),
-                MEMRECALL_BEADS=str(gone_project))
+    done = _cli(
+        "search",
+        "quokka 在庫同期",
+        MEMRECALL_OBSIDIAN=os.pathsep.join([str(stores["vault"]), str(gone_vault)]),
+        MEMRECALL_BEADS=str(gone_project),
+    )
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("Warning:")]
     assert warnings == [
@@ -222,7 +270,9 @@ def test_search_warns_once_for_each_missing_store_and_still_answers(
     assert f"{NOTE_NAME}:{NOTE_LINE}" in done.stdout  # the vault that is there still answers
 
 
-def test_search_warns_for_a_beads_project_without_an_export(stores: dict[str, Path], tmp_path: Path) -> None:
+def test_search_warns_for_a_beads_project_without_an_export(
+    stores: dict[str, Path], tmp_path: Path
+) -> None:
     empty = tmp_path / "empty-project"
     empty.mkdir()
     done = _cli("search", "quokka", "--store", "beads", MEMRECALL_BEADS=str(empty))
@@ -234,29 +284,51 @@ def test_the_hook_logs_a_missing_store_and_prints_nothing_about_it(
     stores: dict[str, Path], tmp_path: Path
 ) -> None:
     gone = tmp_path / "moved-vault"
-    prompt = {"session_id": "missing-store", "prompt": "quokka の在庫同期バッチ、どう直した？", "cwd": "/tmp"}
+    prompt = {
+        "session_id": "missing-store",
+        "prompt": "quokka の在庫同期バッチ、どう直した？",
+        "cwd": "/tmp",
+    }
     done = subprocess.run(
-        [sys.executable, "-m", "memrecall", "recall"], input=json.dumps(prompt).encode(),
-        capture_output=True, timeout=120, check=False,
-        env={**os.environ, "MEMRECALL_OBSIDIAN": os.pathsep.join([str(stores["vault"]), str(gone)])},
+        [sys.executable, "-m", "memrecall", "recall"],
+        input=json.dumps(prompt).encode(),
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={
+            **os.environ,
+            "MEMRECALL_OBSIDIAN": os.pathsep.join([str(stores["vault"]), str(gone)]),
+        },
     )
     assert done.returncode == 0 and done.stderr == b""
     assert str(gone).encode() not in done.stdout
-    entries = [json.loads(line) for f in sorted((stores["home"] / "logs").glob("recall-*.jsonl"))
-               for line in f.read_text(encoding="utf-8").splitlines()]
+    entries = [
+        json.loads(line)
+        for f in sorted((stores["home"] / "logs").glob("recall-*.jsonl"))
+        for line in f.read_text(encoding="utf-8").splitlines()
+    ]
     entry = [e for e in entries if e.get("session") == "missing-store"][-1]
-    assert f"obsidian vault {gone} does not exist (MEMRECALL_OBSIDIAN / obsidian in config.toml)" in (
-        entry.get("warnings") or []
+    assert (
+        f"obsidian vault {gone} does not exist (MEMRECALL_OBSIDIAN / obsidian in config.toml)"
+        in (entry.get("warnings") or [])
     ), entry
 
 
 def test_the_hook_tells_claude_a_date_is_only_the_files_modification_time(
     stores: dict[str, Path],
 ) -> None:
-    prompt = {"session_id": "mtime-date", "prompt": "quokka の在庫同期バッチ、どう直した？", "cwd": "/tmp"}
+    prompt = {
+        "session_id": "mtime-date",
+        "prompt": "quokka の在庫同期バッチ、どう直した？",
+        "cwd": "/tmp",
+    }
     done = subprocess.run(
-        [sys.executable, "-m", "memrecall", "recall"], input=json.dumps(prompt).encode(),
-        capture_output=True, timeout=120, check=False, env=dict(os.environ),
+        [sys.executable, "-m", "memrecall", "recall"],
+        input=json.dumps(prompt).encode(),
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env=dict(os.environ),
     )
     assert done.returncode == 0, done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]

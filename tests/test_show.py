@@ -57,23 +57,47 @@ sync_inventory --full
 """
 
 ISSUES: list[dict[str, Any]] = [
-    {"id": "shop-a1b2", "title": "決済タイムアウトの再試行", "status": "closed", "priority": 1,
-     "issue_type": "bug", "labels": ["payment", "timeout"], "assignee": "hanako",
-     "description": "PAY-1234: 決済 API が 10 秒でタイムアウトする。\n再試行で二重決済になる恐れ。",
-     "design": "冪等キーを決済リクエストに付ける。", "acceptance_criteria": "二重決済がゼロ。",
-     "notes": "ステージングで 1 週間観察した。", "close_reason": "冪等キーで解決",
-     "created_at": "2026-11-01T10:00:00Z", "updated_at": "2026-11-20T10:00:00Z",
-     "closed_at": "2026-11-20T10:00:00Z",
-     "dependencies": [{"issue_id": "shop-a1b2", "depends_on_id": "shop-c3d4", "type": "blocks"}],
-     "comments": [
-         {"author": "taro", "text": "再現手順を追加", "created_at": "2026-11-02T10:00:00Z"},
-     ],
-     "external_ref": "PAY-1234"},
-    {"id": "shop-c3d4", "title": "決済クライアントの更新", "status": "open", "priority": 2,
-     "description": "新しい SDK に上げる。", "updated_at": "2026-11-10T10:00:00Z"},
-    {"id": "shop-e5f6", "title": "請求書の再発行", "status": "open", "priority": 3,
-     "description": "再発行の API。", "updated_at": "2026-11-11T10:00:00Z",
-     "dependencies": [{"issue_id": "shop-e5f6", "depends_on_id": "shop-a1b2", "type": "related"}]},
+    {
+        "id": "shop-a1b2",
+        "title": "決済タイムアウトの再試行",
+        "status": "closed",
+        "priority": 1,
+        "issue_type": "bug",
+        "labels": ["payment", "timeout"],
+        "assignee": "hanako",
+        "description": "PAY-1234: 決済 API が 10 秒でタイムアウトする。\n再試行で二重決済になる恐れ。",
+        "design": "冪等キーを決済リクエストに付ける。",
+        "acceptance_criteria": "二重決済がゼロ。",
+        "notes": "ステージングで 1 週間観察した。",
+        "close_reason": "冪等キーで解決",
+        "created_at": "2026-11-01T10:00:00Z",
+        "updated_at": "2026-11-20T10:00:00Z",
+        "closed_at": "2026-11-20T10:00:00Z",
+        "dependencies": [{"issue_id": "shop-a1b2", "depends_on_id": "shop-c3d4", "type": "blocks"}],
+        "comments": [
+            {"author": "taro", "text": "再現手順を追加", "created_at": "2026-11-02T10:00:00Z"},
+        ],
+        "external_ref": "PAY-1234",
+    },
+    {
+        "id": "shop-c3d4",
+        "title": "決済クライアントの更新",
+        "status": "open",
+        "priority": 2,
+        "description": "新しい SDK に上げる。",
+        "updated_at": "2026-11-10T10:00:00Z",
+    },
+    {
+        "id": "shop-e5f6",
+        "title": "請求書の再発行",
+        "status": "open",
+        "priority": 3,
+        "description": "再発行の API。",
+        "updated_at": "2026-11-11T10:00:00Z",
+        "dependencies": [
+            {"issue_id": "shop-e5f6", "depends_on_id": "shop-a1b2", "type": "related"}
+        ],
+    },
 ]
 
 
@@ -108,7 +132,8 @@ def search_json(capsys: Capsys, *args: str) -> list[dict[str, Any]]:
 
 
 def test_outline_is_every_heading_and_the_lines_that_matter(
-    stores: Stores, capsys: Capsys,
+    stores: Stores,
+    capsys: Capsys,
 ) -> None:
     code, out, err = show(capsys, "設計/在庫同期バッチ.md")
     assert code == 0, err
@@ -139,7 +164,8 @@ def test_query_keeps_the_lines_holding_its_words(stores: Stores, capsys: Capsys)
 
 
 def test_full_is_the_whole_note_with_its_frontmatter(
-    stores: Stores, capsys: Capsys,
+    stores: Stores,
+    capsys: Capsys,
 ) -> None:
     for args in (("--full",), ("--full", "--query", "在庫ロック")):
         code, out, _ = show(capsys, "設計/在庫同期バッチ.md", *args)
@@ -156,13 +182,16 @@ def test_outline_and_full_exclude_each_other(stores: Stores, capsys: Capsys) -> 
 def test_a_short_note_is_shown_whole(stores: Stores, capsys: Capsys) -> None:
     code, out, _ = show(capsys, "notes/在庫同期バッチ.md", "--outline")
     assert code == 0
-    assert out.endswith("\n\n# 在庫同期バッチ\n"
-                        "在庫同期バッチで SKU が二重に加算されるバグがあった。\n"
-                        "原因は `sync_inventory_batch` のリトライ。\n")
+    assert out.endswith(
+        "\n\n# 在庫同期バッチ\n"
+        "在庫同期バッチで SKU が二重に加算されるバグがあった。\n"
+        "原因は `sync_inventory_batch` のリトライ。\n"
+    )
 
 
 def test_links_are_listed_with_the_ref_each_resolves_to(
-    stores: Stores, capsys: Capsys,
+    stores: Stores,
+    capsys: Capsys,
 ) -> None:
     code, out, _ = show(capsys, "設計/在庫同期バッチ.md")
     assert code == 0
@@ -184,9 +213,14 @@ def test_json_has_every_field(stores: Stores, capsys: Capsys) -> None:
     shown = show_json(capsys, "設計/在庫同期バッチ.md")
     keys = ("store", "ref", "title", "summary", "tags", "mode", "status", "priority")
     assert {k: shown[k] for k in keys} == {
-        "store": "obsidian", "ref": "設計/在庫同期バッチ.md", "title": "在庫同期バッチの設計",
-        "summary": "夜間の在庫同期バッチをどう組んだか。", "tags": ["inventory", "batch"],
-        "mode": "outline", "status": None, "priority": None,
+        "store": "obsidian",
+        "ref": "設計/在庫同期バッチ.md",
+        "title": "在庫同期バッチの設計",
+        "summary": "夜間の在庫同期バッチをどう組んだか。",
+        "tags": ["inventory", "batch"],
+        "mode": "outline",
+        "status": None,
+        "priority": None,
     }
     assert shown["path"] == str(stores["vault"] / "設計" / "在庫同期バッチ.md")
     assert "## 決まったこと" in shown["text"] and "Links:" not in shown["text"]
@@ -204,7 +238,9 @@ def test_a_summary_is_shown_by_its_ref(stores: Stores, capsys: Capsys) -> None:
 
 
 def test_a_path_to_a_file_inside_a_store_works_too(
-    stores: Stores, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
+    stores: Stores,
+    capsys: Capsys,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     absolute = stores["vault"] / "設計" / "在庫同期バッチ.md"
     assert show_json(capsys, str(absolute))["ref"] == "設計/在庫同期バッチ.md"
@@ -222,8 +258,10 @@ def test_a_beads_issue_is_rendered_readably(stores: Stores, capsys: Capsys) -> N
     for line in (
         "status: closed · priority: P1 · type: bug · assignee: hanako",
         "labels: payment, timeout",
-        ("## Description\nPAY-1234: 決済 API が 10 秒でタイムアウトする。\n"
-         "再試行で二重決済になる恐れ。"),
+        (
+            "## Description\nPAY-1234: 決済 API が 10 秒でタイムアウトする。\n"
+            "再試行で二重決済になる恐れ。"
+        ),
         "## Design\n冪等キーを決済リクエストに付ける。",
         "## Acceptance criteria\n二重決済がゼロ。",
         "## Notes\nステージングで 1 週間観察した。",
@@ -243,10 +281,20 @@ def test_a_beads_issue_is_rendered_readably(stores: Stores, capsys: Capsys) -> N
 
 
 def test_a_long_issue_field_is_cut_in_the_outline_and_whole_in_full(
-    stores: Stores, capsys: Capsys,
+    stores: Stores,
+    capsys: Capsys,
 ) -> None:
-    export(stores["beads"], [{"id": "shop-l0ng", "title": "長い説明", "status": "open",
-                              "description": "\n".join(f"行 {n}" for n in range(40))}])
+    export(
+        stores["beads"],
+        [
+            {
+                "id": "shop-l0ng",
+                "title": "長い説明",
+                "status": "open",
+                "description": "\n".join(f"行 {n}" for n in range(40)),
+            }
+        ],
+    )
     outline = show_json(capsys, "shop-l0ng")["text"]
     assert "行 11" in outline and "行 12" not in outline and "… (28 more lines: --full)" in outline
     assert "行 39" in show_json(capsys, "shop-l0ng", "--full")["text"]
@@ -257,7 +305,9 @@ def test_a_long_issue_field_is_cut_in_the_outline_and_whole_in_full(
 
 @pytest.mark.parametrize("engine", ["rg", "index"])
 def test_every_ref_search_gives_can_be_shown(
-    stores: Stores, capsys: Capsys, engine: str,
+    stores: Stores,
+    capsys: Capsys,
+    engine: str,
 ) -> None:
     if engine == "index":
         assert main(["index", "build"]) == 0
@@ -270,17 +320,26 @@ def test_every_ref_search_gives_can_be_shown(
 
 
 def test_refs_of_several_vaults_and_of_saved_memories_carry_their_label(
-    stores: Stores, tmp_path: Path, capsys: Capsys, monkeypatch: pytest.MonkeyPatch,
+    stores: Stores,
+    tmp_path: Path,
+    capsys: Capsys,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     second = tmp_path / "private-vault"
     note(second, "ideas/在庫同期の改善案.md", "# 在庫同期の改善案\n差分は 5 分ごと。\n")
     monkeypatch.setenv("MEMRECALL_OBSIDIAN", os.pathsep.join([str(stores["vault"]), str(second)]))
     memories = stores["home"] / "memories" / "shop"
-    note(memories, "2026-12-01-在庫同期メモ.md",
-         "---\ntitle: 在庫同期メモ\ntags: [memory]\n---\n在庫同期は冪等に。\n")
+    note(
+        memories,
+        "2026-12-01-在庫同期メモ.md",
+        "---\ntitle: 在庫同期メモ\ntags: [memory]\n---\n在庫同期は冪等に。\n",
+    )
     refs = {h["ref"] for h in search_json(capsys, "在庫同期", "--limit", "30")}
-    assert {"vault/設計/在庫同期バッチ.md", "private-vault/ideas/在庫同期の改善案.md",
-            "memories/shop/2026-12-01-在庫同期メモ.md"} <= refs
+    assert {
+        "vault/設計/在庫同期バッチ.md",
+        "private-vault/ideas/在庫同期の改善案.md",
+        "memories/shop/2026-12-01-在庫同期メモ.md",
+    } <= refs
     for ref in refs:
         assert show_json(capsys, ref)["ref"] == ref
 
@@ -289,14 +348,23 @@ def test_refs_of_several_vaults_and_of_saved_memories_carry_their_label(
 
 
 def test_refs_escaping_the_stores_are_refused(
-    stores: Stores, tmp_path: Path, capsys: Capsys,
+    stores: Stores,
+    tmp_path: Path,
+    capsys: Capsys,
 ) -> None:
     outside = tmp_path / "secret.md"
     outside.write_text("# outside\nAKIAQ7RX4MZP2VKDBRCH\n", encoding="utf-8")
     (stores["vault"] / "notes" / "link.md").symlink_to(outside)
     (stores["vault"] / "dot.env").write_text("TOKEN=x\n", encoding="utf-8")
-    for ref in ("../../etc/passwd", "/etc/passwd", str(outside), "notes/../../secret.md",
-                "notes/link.md", "2026/../../secret.md", "/nonexistent/anywhere.md"):
+    for ref in (
+        "../../etc/passwd",
+        "/etc/passwd",
+        str(outside),
+        "notes/../../secret.md",
+        "notes/link.md",
+        "2026/../../secret.md",
+        "/nonexistent/anywhere.md",
+    ):
         code, out, err = show(capsys, ref)
         assert (code, out) == (2, ""), ref
         assert err.startswith("Error: refused: "), ref
@@ -309,7 +377,8 @@ def test_refs_escaping_the_stores_are_refused(
 
 
 @pytest.mark.parametrize(
-    "ref", ["bd-zzzz", "notes/no-such-note.md", "2026/11/2026-11-30-zzzz9999.md", "nothing"],
+    "ref",
+    ["bd-zzzz", "notes/no-such-note.md", "2026/11/2026-11-30-zzzz9999.md", "nothing"],
 )
 def test_an_unknown_ref_is_one_line(stores: Stores, capsys: Capsys, ref: str) -> None:
     code, out, err = show(capsys, ref)
@@ -321,13 +390,17 @@ def test_an_unknown_ref_is_one_line(stores: Stores, capsys: Capsys, ref: str) ->
 
 
 def test_secrets_are_redacted_and_escapes_removed(
-    stores: Stores, capsys: Capsys,
+    stores: Stores,
+    capsys: Capsys,
 ) -> None:
     aws, github = "AKIAQ7RX4MZP2VKDBRCH", "ghp_CwdFolder7Zq1Wx2Ec3Rv4Tb5Yn6Um7Ik8Ol9P"
     password = "S3cr3t-Pa55w0rd-Z9"
-    note(stores["vault"], "notes/hostile.md",
-         f"---\ntitle: \x1b]8;;http://evil\x07key {aws}\x1b]8;;\x07\nsummary: see {github}\n---\n"
-         f"# \u202eevil\n\x1b[31mred\x1b[0m postgres://app:{password}@db:5432/x\n")
+    note(
+        stores["vault"],
+        "notes/hostile.md",
+        f"---\ntitle: \x1b]8;;http://evil\x07key {aws}\x1b]8;;\x07\nsummary: see {github}\n---\n"
+        f"# \u202eevil\n\x1b[31mred\x1b[0m postgres://app:{password}@db:5432/x\n",
+    )
     for args in ((), ("--full",), ("--json",), ("--full", "--json")):
         code, out, _ = show(capsys, "notes/hostile.md", *args)
         assert code == 0
@@ -341,10 +414,18 @@ def test_secrets_are_redacted_and_escapes_removed(
 
 @pytest.mark.parametrize("engine", ["rg", "index"])
 def test_search_json_gives_a_summary_and_tags_per_hit(
-    stores: Stores, capsys: Capsys, engine: str,
+    stores: Stores,
+    capsys: Capsys,
+    engine: str,
 ) -> None:
-    summary(stores["summaries"], "2026-11-29", "ffff6666", "在庫同期の監視",
-            "在庫同期バッチの監視を足した。", "[在庫同期, monitoring]")
+    summary(
+        stores["summaries"],
+        "2026-11-29",
+        "ffff6666",
+        "在庫同期の監視",
+        "在庫同期バッチの監視を足した。",
+        "[在庫同期, monitoring]",
+    )
     if engine == "index":
         assert main(["index", "build"]) == 0
         capsys.readouterr()

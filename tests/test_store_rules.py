@@ -18,9 +18,18 @@ NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 
 
 def _hit(store: str, title: str, snippet: str = "", ref: str = "x", days_ago: int = 0) -> Hit:
-    return Hit(store=store, ref=ref, path=Path("/m") / ref, title=title,
-               date=NOW - timedelta(days=days_ago), score=1.0, matched=[], line=1,
-               snippet=snippet, lines=[])
+    return Hit(
+        store=store,
+        ref=ref,
+        path=Path("/m") / ref,
+        title=title,
+        date=NOW - timedelta(days=days_ago),
+        score=1.0,
+        matched=[],
+        line=1,
+        snippet=snippet,
+        lines=[],
+    )
 
 
 def test_an_issue_id_is_its_own_only_by_equality() -> None:
@@ -33,8 +42,11 @@ def test_an_issue_id_is_its_own_only_by_equality() -> None:
 
 def test_work_in_progress_outranks_history_and_fresh_summaries_lead() -> None:
     beads = rules_for("beads")
-    assert (beads.score_factor(None, "in_progress", NOW) > beads.score_factor(None, "open", NOW)
-            > beads.score_factor(None, "closed", NOW))
+    assert (
+        beads.score_factor(None, "in_progress", NOW)
+        > beads.score_factor(None, "open", NOW)
+        > beads.score_factor(None, "closed", NOW)
+    )
     summaries = rules_for("summaries")
     fresh = summaries.score_factor(NOW - timedelta(days=1), None, NOW)
     old = summaries.score_factor(NOW - timedelta(days=80), None, NOW)
@@ -45,22 +57,32 @@ def test_work_in_progress_outranks_history_and_fresh_summaries_lead() -> None:
 def test_what_counts_as_one_memory_twice_differs_by_store() -> None:
     summaries = rules_for("summaries")
     # A resumed session summarised again, two days later, under a near-identical title.
-    assert summaries.near_duplicate(_hit("summaries", "在庫同期バッチの再試行を修正", "a", days_ago=2),
-                                    _hit("summaries", "在庫同期バッチの再試行を修正した", "b"))
+    assert summaries.near_duplicate(
+        _hit("summaries", "在庫同期バッチの再試行を修正", "a", days_ago=2),
+        _hit("summaries", "在庫同期バッチの再試行を修正した", "b"),
+    )
     # The same title a month apart is another session on the same topic.
-    assert not summaries.near_duplicate(_hit("summaries", "在庫同期の修正", "a", days_ago=30),
-                                        _hit("summaries", "在庫同期の修正", "a"))
+    assert not summaries.near_duplicate(
+        _hit("summaries", "在庫同期の修正", "a", days_ago=30),
+        _hit("summaries", "在庫同期の修正", "a"),
+    )
     beads = rules_for("beads")
-    assert beads.near_duplicate(_hit("beads", "Login fails on Safari", ref="bd-1"),
-                                _hit("beads", "Login fails on Safari.", ref="bd-1"))
-    assert not beads.near_duplicate(_hit("beads", "Login fails on Safari", "x", ref="bd-1"),
-                                    _hit("beads", "Login fails on Safari", "y", ref="bd-2"))
+    assert beads.near_duplicate(
+        _hit("beads", "Login fails on Safari", ref="bd-1"),
+        _hit("beads", "Login fails on Safari.", ref="bd-1"),
+    )
+    assert not beads.near_duplicate(
+        _hit("beads", "Login fails on Safari", "x", ref="bd-1"),
+        _hit("beads", "Login fails on Safari", "y", ref="bd-2"),
+    )
     notes = rules_for("obsidian")
     same = "冪等キーを入れて再試行で二重に加算されないようにした"
-    assert notes.near_duplicate(_hit("obsidian", "在庫同期バッチ", same),
-                                _hit("obsidian", "在庫同期バッチ", same + "。"))
-    assert not notes.near_duplicate(_hit("obsidian", "在庫同期バッチ", same),
-                                    _hit("obsidian", "在庫同期バッチ", "会議の議事録"))
+    assert notes.near_duplicate(
+        _hit("obsidian", "在庫同期バッチ", same), _hit("obsidian", "在庫同期バッチ", same + "。")
+    )
+    assert not notes.near_duplicate(
+        _hit("obsidian", "在庫同期バッチ", same), _hit("obsidian", "在庫同期バッチ", "会議の議事録")
+    )
 
 
 def test_the_header_lines_a_snippet_never_quotes() -> None:
@@ -78,8 +100,9 @@ def test_an_unknown_store_is_read_as_plain_notes() -> None:
     assert {"beads", "obsidian", "summaries"} <= set(RULES)
 
 
-@pytest.mark.parametrize("module", ["search.py", "ranking.py", "recall.py", "gate.py",
-                                    "commands/search.py"])
+@pytest.mark.parametrize(
+    "module", ["search.py", "ranking.py", "recall.py", "gate.py", "commands/search.py"]
+)
 def test_ranking_and_display_never_test_a_store_by_name(module: str) -> None:
     source = (Path(memrecall.__file__).parent / module).read_text(encoding="utf-8")
     tests = re.findall(r"""store\s*[!=]=\s*["'](?:beads|obsidian|summaries)["']""", source)

@@ -16,10 +16,12 @@ from memrecall.config import load_settings
 from memrecall.summarize.pipeline import SummarizeOptions, run_summarize
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
-SECRETS: dict[str, str] = json.loads((FIXTURES / "planted-secrets.secrets.json").read_text(encoding="utf-8"))
+SECRETS: dict[str, str] = json.loads(
+    (FIXTURES / "planted-secrets.secrets.json").read_text(encoding="utf-8")
+)
 LEAKED = "ghp_Z9yX8wV7uT6sR5qP4oN3mL2kJ1iH0gF9eD8c"  # the fake model "echoes" a token
 
-FAKE = r'''#!{python}
+FAKE = r"""#!{python}
 import json, os, sys
 data = sys.stdin.buffer.read().decode("utf-8")
 with open(os.environ["FAKE_CLAUDE_LOG"], "a", encoding="utf-8") as log:
@@ -44,7 +46,7 @@ summary = "\n".join([
     "keywords: デプロイ, deploy",
 ])
 print(json.dumps({{"type": "result", "subtype": "success", "is_error": False, "result": summary}}))
-'''
+"""
 
 
 @pytest.fixture
@@ -61,16 +63,25 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: 
     monkeypatch.setenv("CLAUDE_CODE_CHILD_SESSION", "1")
     projects = tmp_path / "projects" / "-home-dev-secret-app"
     projects.mkdir(parents=True)
-    shutil.copy(FIXTURES / "planted-secrets.jsonl", projects / "5ec2e7a1-0000-4000-8000-00000000beef.jsonl")
+    shutil.copy(
+        FIXTURES / "planted-secrets.jsonl", projects / "5ec2e7a1-0000-4000-8000-00000000beef.jsonl"
+    )
     monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(tmp_path / "projects"))
-    monkeypatch.setenv("MEMRECALL_NOW", (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat())
+    monkeypatch.setenv(
+        "MEMRECALL_NOW", (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
+    )
     (isolated_home / "config.toml").write_text(
-        f'[summarize]\nbackend = "claude"\nclaude_command = "{script}"\n', encoding="utf-8")
+        f'[summarize]\nbackend = "claude"\nclaude_command = "{script}"\n', encoding="utf-8"
+    )
     return log
 
 
 def calls(log: Path) -> list[dict]:  # type: ignore[type-arg]
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()] if log.exists() else []
+    return (
+        [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+        if log.exists()
+        else []
+    )
 
 
 def test_flags_environment_cwd_and_recursion_guard(fake_claude: Path, isolated_home: Path) -> None:
@@ -98,7 +109,9 @@ def test_flags_environment_cwd_and_recursion_guard(fake_claude: Path, isolated_h
     assert report.chars_sent == len(call["stdin"])
 
 
-def test_planted_secrets_never_reach_llm_input_summary_or_logs(fake_claude: Path, isolated_home: Path) -> None:
+def test_planted_secrets_never_reach_llm_input_summary_or_logs(
+    fake_claude: Path, isolated_home: Path
+) -> None:
     report = run_summarize(load_settings())
     assert report.summarized == 1
     [call] = calls(fake_claude)
@@ -117,7 +130,9 @@ def test_planted_secrets_never_reach_llm_input_summary_or_logs(fake_claude: Path
     assert "src/invented/by_the_model.py" not in text
 
 
-def test_backend_error_is_a_failure_with_a_redacted_one_line_reason(fake_claude: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_backend_error_is_a_failure_with_a_redacted_one_line_reason(
+    fake_claude: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FAKE_CLAUDE_MODE", "error")
     report = run_summarize(load_settings())
     assert report.summarized == 0
@@ -127,19 +142,55 @@ def test_backend_error_is_a_failure_with_a_redacted_one_line_reason(fake_claude:
     assert "\n" not in failure["reason"]
 
 
-def test_long_session_is_chunked_and_merged_never_sent_whole(fake_claude: Path, isolated_home: Path, tmp_path: Path) -> None:
+def test_long_session_is_chunked_and_merged_never_sent_whole(
+    fake_claude: Path, isolated_home: Path, tmp_path: Path
+) -> None:
     (isolated_home / "config.toml").write_text(
-        (isolated_home / "config.toml").read_text() + "max_input_chars = 6000\nchunk_chars = 2000\n", encoding="utf-8")
+        (isolated_home / "config.toml").read_text()
+        + "max_input_chars = 6000\nchunk_chars = 2000\n",
+        encoding="utf-8",
+    )
     project = tmp_path / "projects" / "-home-dev-secret-app"
     lines = []
     for i in range(60):
-        lines.append(json.dumps({"type": "user", "uuid": f"u{i}", "sessionId": "7a1e0000-0000-4000-8000-000000000001",
-                                 "cwd": "/home/dev/secret-app", "entrypoint": "cli", "timestamp": "2026-11-21T10:00:00Z",
-                                 "message": {"role": "user", "content": f"質問 {i}: 決済のリトライ処理 {i} について詳しく調べて " * 4}}))
-        lines.append(json.dumps({"type": "assistant", "uuid": f"a{i}", "sessionId": "7a1e0000-0000-4000-8000-000000000001",
-                                 "timestamp": "2026-11-21T10:00:01Z",
-                                 "message": {"id": f"m{i}", "content": [{"type": "text", "text": f"回答 {i}: リトライは指数バックオフです。" * 6}]}}))
-    (project / "7a1e0000-0000-4000-8000-000000000001.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        lines.append(
+            json.dumps(
+                {
+                    "type": "user",
+                    "uuid": f"u{i}",
+                    "sessionId": "7a1e0000-0000-4000-8000-000000000001",
+                    "cwd": "/home/dev/secret-app",
+                    "entrypoint": "cli",
+                    "timestamp": "2026-11-21T10:00:00Z",
+                    "message": {
+                        "role": "user",
+                        "content": f"質問 {i}: 決済のリトライ処理 {i} について詳しく調べて " * 4,
+                    },
+                }
+            )
+        )
+        lines.append(
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": f"a{i}",
+                    "sessionId": "7a1e0000-0000-4000-8000-000000000001",
+                    "timestamp": "2026-11-21T10:00:01Z",
+                    "message": {
+                        "id": f"m{i}",
+                        "content": [
+                            {
+                                "type": "text",
+                                "text": f"回答 {i}: リトライは指数バックオフです。" * 6,
+                            }
+                        ],
+                    },
+                }
+            )
+        )
+    (project / "7a1e0000-0000-4000-8000-000000000001.jsonl").write_text(
+        "\n".join(lines) + "\n", encoding="utf-8"
+    )
     raw = (project / "7a1e0000-0000-4000-8000-000000000001.jsonl").stat().st_size
     report = run_summarize(load_settings(), SummarizeOptions())
     row = next(r for r in report.rows if r.session_id.startswith("7a1e0000"))
@@ -160,7 +211,9 @@ def test_dry_run_sends_nothing(fake_claude: Path, isolated_home: Path) -> None:
     assert not any(p.is_file() for p in isolated_home.rglob("*") if p.name != "config.toml")
 
 
-def test_summarizer_transcripts_in_its_work_folder_are_skipped(fake_claude: Path, tmp_path: Path) -> None:
+def test_summarizer_transcripts_in_its_work_folder_are_skipped(
+    fake_claude: Path, tmp_path: Path
+) -> None:
     settings = load_settings()
     own = "".join(c if c.isalnum() else "-" for c in os.path.realpath(settings.work_dir))
     leak = tmp_path / "projects" / own / "9e9e9e9e-0000-4000-8000-000000000000.jsonl"
@@ -171,12 +224,13 @@ def test_summarizer_transcripts_in_its_work_folder_are_skipped(fake_claude: Path
     assert reasons["9e9e9e9e-0000-4000-8000-000000000000"] == "memrecall-internal"
 
 
-def test_claude_found_on_path_by_its_bare_name(fake_claude: Path, isolated_home: Path,
-                                                tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_found_on_path_by_its_bare_name(
+    fake_claude: Path, isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The up-front check looks the default `claude` up on PATH, as the run itself does."""
-    (isolated_home / "config.toml").write_text('[summarize]\nbackend = "claude"\n',
-                                               encoding="utf-8")
+    (isolated_home / "config.toml").write_text(
+        '[summarize]\nbackend = "claude"\n', encoding="utf-8"
+    )
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
     report = run_summarize(load_settings())
     assert not report.backend_unavailable and report.summarized == 1

@@ -41,8 +41,13 @@ def test_prints_one_keyword_a_line() -> None:
     done = memrecall_run("tokenize", "--backend", "regex", stdin=PROMPT.encode())
     assert done.returncode == 0, done.stderr
     assert lines(done.stdout) == [
-        "PAY-1234", "決済タイムアウト", "決済", "タイムアウト",
-        "internal/payment/client.go", "client.go", "client",
+        "PAY-1234",
+        "決済タイムアウト",
+        "決済",
+        "タイムアウト",
+        "internal/payment/client.go",
+        "client.go",
+        "client",
     ]
     assert done.stderr == b""
 
@@ -55,7 +60,9 @@ def test_empty_stdin_prints_nothing(stdin: bytes) -> None:
 
 @pytest.mark.parametrize("backend", ["regex", "sudachi", "mecab"])
 def test_invalid_utf8_is_replaced_not_a_traceback(backend: str) -> None:
-    done = memrecall_run("tokenize", "-b", backend, stdin=b"\xff\xfe PAY-1234 \x80\x81 " + "決済".encode())
+    done = memrecall_run(
+        "tokenize", "-b", backend, stdin=b"\xff\xfe PAY-1234 \x80\x81 " + "決済".encode()
+    )
     assert done.returncode == 0
     assert b"Traceback" not in done.stderr
     assert lines(done.stdout) == ["PAY-1234", "決済"]
@@ -63,7 +70,9 @@ def test_invalid_utf8_is_replaced_not_a_traceback(backend: str) -> None:
 
 @pytest.mark.parametrize("backend", ["regex", "sudachi", "mecab"])
 def test_cp932_input_from_a_windows_console(backend: str) -> None:
-    done = memrecall_run("tokenize", "-b", backend, stdin="PAY-1234 の決済タイムアウト".encode("cp932"))
+    done = memrecall_run(
+        "tokenize", "-b", backend, stdin="PAY-1234 の決済タイムアウト".encode("cp932")
+    )
     assert done.returncode == 0
     assert b"Traceback" not in done.stderr
     out = lines(done.stdout)
@@ -110,8 +119,12 @@ def test_json_objects(backend: str) -> None:
     done = memrecall_run("tokenize", "--backend", backend, "--json", stdin=PROMPT.encode())
     assert done.returncode == 0
     objects = [json.loads(line) for line in lines(done.stdout)]
-    assert objects[0] == {"text": "PAY-1234", "kind": "identifier", "subkind": "ticket",
-                          "backend": backend}
+    assert objects[0] == {
+        "text": "PAY-1234",
+        "kind": "identifier",
+        "subkind": "ticket",
+        "backend": backend,
+    }
     assert all({"text", "kind", "backend"} <= set(o) and o["backend"] == backend for o in objects)
     assert {o["text"]: o["kind"] for o in objects}["internal/payment/client.go"] == "identifier"
     assert {o["text"]: o["kind"] for o in objects}["決済タイムアウト"] in {"noun", "compound"}
@@ -176,8 +189,11 @@ def test_console_script() -> None:
     if not script.exists():
         pytest.skip(f"console script not installed next to {sys.executable}")
     done = subprocess.run(
-        [str(script), "tokenize", "-b", "regex"], input=b"INV-88 \xe3\x81\xae\xe5\x9c\xa8\xe5\xba\xab",
-        capture_output=True, timeout=60, check=False,
+        [str(script), "tokenize", "-b", "regex"],
+        input=b"INV-88 \xe3\x81\xae\xe5\x9c\xa8\xe5\xba\xab",
+        capture_output=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0
     assert lines(done.stdout) == ["INV-88", "在庫"]
@@ -195,7 +211,9 @@ def _imported_modules(stderr: bytes) -> set[str]:
 
 @pytest.mark.parametrize("backend", ["regex", "sudachi", "mecab", "auto"])
 def test_tokenize_hot_path_imports_nothing_heavy(backend: str) -> None:
-    done = memrecall_run("tokenize", "-b", backend, stdin=PROMPT.encode(), python=("-X", "importtime"))
+    done = memrecall_run(
+        "tokenize", "-b", backend, stdin=PROMPT.encode(), python=("-X", "importtime")
+    )
     assert done.returncode == 0
     modules = _imported_modules(done.stderr)
     assert "memrecall.keywords" in modules  # the probe works
@@ -222,9 +240,7 @@ def test_recall_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
         "hook_event_name": "UserPromptSubmit",
         "prompt": "PAY-1234 の決済タイムアウト、前回どう直した？",
     }
-    done = memrecall_run(
-        "recall", stdin=json.dumps(payload).encode(), python=("-X", "importtime")
-    )
+    done = memrecall_run("recall", stdin=json.dumps(payload).encode(), python=("-X", "importtime"))
     assert done.returncode == 0
     top = {m.split(".")[0] for m in _imported_modules(done.stderr)}
     assert top & HEAVY == set()

@@ -16,7 +16,9 @@ def register(app: typer.Typer) -> None:
 def demo_command(
     home: Annotated[
         Optional[Path],
-        typer.Option("--home", help="Keep the demo's state and recall log here (default: a temp dir)."),
+        typer.Option(
+            "--home", help="Keep the demo's state and recall log here (default: a temp dir)."
+        ),
     ] = None,
 ) -> None:
     """Run sample prompts through the real recall path over built-in sample stores.
@@ -37,7 +39,9 @@ def demo_command(
     with tempfile.TemporaryDirectory(prefix="memrecall-demo-") as tmp:
         root = home or Path(tmp)
         documents, seconds = build_demo_index(root)
-        console.print(f"[dim]Indexed {documents} documents in {seconds:.1f} s ({root / 'index'}).[/dim]\n")
+        console.print(
+            f"[dim]Indexed {documents} documents in {seconds:.1f} s ({root / 'index'}).[/dim]\n"
+        )
         steps = run_demo(root)
         fired = 0
         for number, step in enumerate(steps, start=1):
@@ -47,7 +51,9 @@ def demo_command(
             colour = "green" if decision == "inject" else "yellow"
             console.rule(Text(f"{number}. {step.prompt}", style="bold"))
             console.print(f"[dim]expect:[/dim] {step.expectation}")
-            console.print(f"[dim]keywords:[/dim] {keywords}  [dim]engine:[/dim] {log.get('engine', '—')}")
+            console.print(
+                f"[dim]keywords:[/dim] {keywords}  [dim]engine:[/dim] {log.get('engine', '—')}"
+            )
             console.print(
                 f"[{colour}]{decision}[/{colour}] — {log.get('reason') or 'no reason recorded'} "
                 f"[dim]({step.elapsed_ms:.0f} ms)[/dim]"
@@ -55,7 +61,9 @@ def demo_command(
             if step.result.context:
                 fired += 1
                 # Text(), not markup: stored notes contain [[wikilinks]] that Rich would eat.
-                console.print(Panel(Text(step.result.context), title="additionalContext", expand=False))
+                console.print(
+                    Panel(Text(step.result.context), title="additionalContext", expand=False)
+                )
         console.rule()
         console.print(
             f"{fired} of {len(steps)} prompts got context; the others stayed quiet. "

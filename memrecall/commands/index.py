@@ -34,11 +34,21 @@ def _run(full: bool, as_json: bool, quiet: bool, wait: float) -> None:
     progress_bar = None
     task = None
     if not quiet and not as_json and sys.stderr.isatty():
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
 
         progress_bar = Progress(
-            TextColumn("indexing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
-            console=console(stderr=True), transient=True,
+            TextColumn("indexing"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+            console=console(stderr=True),
+            transient=True,
         )
         progress_bar.start()
         task = progress_bar.add_task("index", total=None)
@@ -52,7 +62,9 @@ def _run(full: bool, as_json: bool, quiet: bool, wait: float) -> None:
     except LockTimeout:
         if quiet:
             return  # a refresh is already running: it will pick the changes up
-        raise MemrecallError("another index build or refresh is running; try again when it ends") from None
+        raise MemrecallError(
+            "another index build or refresh is running; try again when it ends"
+        ) from None
     finally:
         if progress_bar is not None:
             progress_bar.stop()
@@ -95,7 +107,10 @@ def build_command(
 def refresh_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     background: Annotated[
-        bool, typer.Option("--background", help="Quiet; exit at once if another refresh runs (hooks use this).")
+        bool,
+        typer.Option(
+            "--background", help="Quiet; exit at once if another refresh runs (hooks use this)."
+        ),
     ] = False,
 ) -> None:
     """Re-read only changed, added and removed files (a beads export: its changed issues).
@@ -109,7 +124,10 @@ def refresh_command(
 def rebuild_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     background: Annotated[
-        bool, typer.Option("--background", help="Quiet; exit at once if another build runs (hooks use this).")
+        bool,
+        typer.Option(
+            "--background", help="Quiet; exit at once if another build runs (hooks use this)."
+        ),
     ] = False,
 ) -> None:
     """Build a new index from scratch; the old one serves until the new one is complete.
@@ -138,7 +156,9 @@ def status_command(
         print_json({**state.as_json(), "enabled": settings.index.enabled})
         return
     if not settings.index.enabled:
-        err("The index is disabled ([index] enabled = false or MEMRECALL_INDEX=off): ripgrep answers.")
+        err(
+            "The index is disabled ([index] enabled = false or MEMRECALL_INDEX=off): ripgrep answers."
+        )
     if not state.exists:
         out(f"No index: {state.problem}. Searches use ripgrep until one is built.")
         raise typer.Exit(1)

@@ -14,13 +14,20 @@ def register(app: typer.Typer) -> None:
 def prune_command(
     older_than: Annotated[
         Optional[str],
-        typer.Option("--older-than", help="Age limit: 90d, 12w, 3m or 1y (default: retention_days, 90)."),
+        typer.Option(
+            "--older-than", help="Age limit: 90d, 12w, 3m or 1y (default: retention_days, 90)."
+        ),
     ] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would happen; change nothing.")] = False,
-    delete: Annotated[
-        bool, typer.Option("--delete", help="Delete old summaries for good instead of archiving them.")
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show what would happen; change nothing.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the plan (and outcome) as JSON.")] = False,
+    delete: Annotated[
+        bool,
+        typer.Option("--delete", help="Delete old summaries for good instead of archiving them."),
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the plan (and outcome) as JSON.")
+    ] = False,
 ) -> None:
     """Archive summaries older than the retention window; trim old recall logs and session state.
 
@@ -55,15 +62,25 @@ def prune_command(
     if not plan.items:
         if as_json:
             print_json({**plan.as_json(), "archived": 0, "deleted": 0, "errors": []})
-        err(f"Nothing older than {cutoff.date().isoformat()}; {plan.kept_summaries} summaries stay.")
+        err(
+            f"Nothing older than {cutoff.date().isoformat()}; {plan.kept_summaries} summaries stay."
+        )
         return
     result = apply_prune(plan, settings)
     if as_json:
-        print_json({**plan.as_json(), "archived": result.archived, "deleted": result.deleted, "errors": result.errors,
-                    "kept_live": [str(p) for p in result.kept_live]})
+        print_json(
+            {
+                **plan.as_json(),
+                "archived": result.archived,
+                "deleted": result.deleted,
+                "errors": result.errors,
+                "kept_live": [str(p) for p in result.kept_live],
+            }
+        )
     moved = result.done.get("summary", 0)
     first = (
-        f"Deleted {moved} summaries" if delete
+        f"Deleted {moved} summaries"
+        if delete
         else f"Archived {moved} summaries into {plan.summaries_root / '.archive'}"
     )
     err(

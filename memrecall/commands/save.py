@@ -25,8 +25,12 @@ def save_command(
     ] = None,
     project: Annotated[
         Optional[str],
-        typer.Option("--project", "-p", help="Folder under the memories folder "
-                                             "(default: the git repository or folder you are in)."),
+        typer.Option(
+            "--project",
+            "-p",
+            help="Folder under the memories folder "
+            "(default: the git repository or folder you are in).",
+        ),
     ] = None,
     summary: Annotated[
         Optional[str],
@@ -76,8 +80,10 @@ def save_command(
         force=force,
     )
     if append and (title or tags or project or summary or alias):
-        err("Note: --title, --tags, --project, --summary and --alias are for new memories;"
-            " ignored with --append")
+        err(
+            "Note: --title, --tags, --project, --summary and --alias are for new memories;"
+            " ignored with --append"
+        )
     result = save(request, settings)
     if result.redacted:
         plural = "s" if result.redacted != 1 else ""

@@ -23,9 +23,15 @@ def register(app: typer.Typer) -> None:
 
 
 def search_command(
-    query: Annotated[str, typer.Argument(help="Words, ids or a whole prompt, Japanese or English.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array, best first.")] = False,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=200, help="How many hits.")] = 10,
+    query: Annotated[
+        str, typer.Argument(help="Words, ids or a whole prompt, Japanese or English.")
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON array, best first.")
+    ] = False,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, max=200, help="How many hits.")
+    ] = 10,
     store: Annotated[
         Optional[list[str]],
         typer.Option("--store", "-s", help="beads | obsidian | summaries (repeatable)."),
@@ -68,7 +74,9 @@ def search_command(
         from ..sanitize import dumps
 
         # Lossless for scripts, inert for a terminal: control and bidi characters are escaped.
-        sys.stdout.buffer.write((dumps([h.as_json() for h in outcome.hits], indent=1) + "\n").encode("utf-8"))
+        sys.stdout.buffer.write(
+            (dumps([h.as_json() for h in outcome.hits], indent=1) + "\n").encode("utf-8")
+        )
         sys.stdout.flush()
     if not outcome.hits:
         typer.echo(f"No results for: {' '.join(k.text for k in keywords)}", err=True)
@@ -141,7 +149,7 @@ def _location(hit: Hit) -> str:
     path = str(hit.path)
     home = str(Path.home())
     if home != os.sep and path.startswith(home + os.sep):
-        path = "~" + path[len(home):]
+        path = "~" + path[len(home) :]
     return clean(f"{hit.ref} · {path}:{hit.line}")
 
 

@@ -17,8 +17,10 @@ def register(app: typer.Typer) -> None:
 def show_command(
     ref: Annotated[
         str,
-        typer.Argument(help="A hit's `ref` from `memrecall search --json` (note path, summary "
-                            "path, beads id), or a file inside a configured store."),
+        typer.Argument(
+            help="A hit's `ref` from `memrecall search --json` (note path, summary "
+            "path, beads id), or a file inside a configured store."
+        ),
     ],
     outline: Annotated[
         bool, typer.Option("--outline", help="Headings and the lines that matter (the default).")

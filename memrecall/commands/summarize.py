@@ -16,23 +16,39 @@ def register(app: typer.Typer) -> None:
 
 def summarize_command(
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="List every session found, the decision and why; send nothing, write nothing.")
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="List every session found, the decision and why; send nothing, write nothing.",
+        ),
     ] = False,
     since: Annotated[
-        Optional[str], typer.Option("--since", help="Only sessions modified since: YYYY-MM-DD, an ISO time, or 7d / 12h.")
+        Optional[str],
+        typer.Option(
+            "--since", help="Only sessions modified since: YYYY-MM-DD, an ISO time, or 7d / 12h."
+        ),
     ] = None,
     limit: Annotated[
-        Optional[int], typer.Option("--limit", min=0, help="Look at no more than N new or grown sessions (oldest first).")
+        Optional[int],
+        typer.Option(
+            "--limit", min=0, help="Look at no more than N new or grown sessions (oldest first)."
+        ),
     ] = None,
     backend: Annotated[
-        Optional[str], typer.Option("--backend", "-b", help="claude | command | extractive (no LLM).")
+        Optional[str],
+        typer.Option("--backend", "-b", help="claude | command | extractive (no LLM)."),
     ] = None,
     max_sessions: Annotated[
-        Optional[int], typer.Option("--max-sessions", min=0, help="Summarize at most N sessions in this run.")
+        Optional[int],
+        typer.Option("--max-sessions", min=0, help="Summarize at most N sessions in this run."),
     ] = None,
     max_input_chars: Annotated[
         Optional[int],
-        typer.Option("--max-input-chars", min=1000, help="Cap on the condensed characters one session may send."),
+        typer.Option(
+            "--max-input-chars",
+            min=1000,
+            help="Cap on the condensed characters one session may send.",
+        ),
     ] = None,
 ) -> None:
     """Summarize new and grown Claude Code sessions into <summaries>/YYYY/MM/YYYY-MM-DD-<sid8>.md.
@@ -54,7 +70,9 @@ def summarize_command(
     cfg = settings.summarize
     if backend is not None:
         if backend not in backend_names():
-            raise UsageError(f"unknown summarize backend {backend!r}; choose from {', '.join(backend_names())}")
+            raise UsageError(
+                f"unknown summarize backend {backend!r}; choose from {', '.join(backend_names())}"
+            )
         cfg.backend = backend
     if max_sessions is not None:
         cfg.max_sessions = max_sessions
@@ -95,7 +113,9 @@ def summarize_command(
         # An error, not typer.Exit: the scheduled task must see the non-zero status, and
         # MemrecallError is what the CLI maps to exit codes in one place.
         n = len(report.failed)
-        raise SessionsFailed(f"{n} session{'s' if n != 1 else ''} failed (run record: {run_record_path(settings)})")
+        raise SessionsFailed(
+            f"{n} session{'s' if n != 1 else ''} failed (run record: {run_record_path(settings)})"
+        )
 
 
 def _refresh_index(settings) -> None:  # type: ignore[no-untyped-def]
@@ -105,7 +125,8 @@ def _refresh_index(settings) -> None:  # type: ignore[no-untyped-def]
     refreshed, why = refresh_if_present(settings)
     if refreshed is not None and (refreshed.added or refreshed.updated or refreshed.removed):
         typer.echo(
-            f"Index: +{refreshed.added} new, {refreshed.updated} updated, -{refreshed.removed} removed.", err=True
+            f"Index: +{refreshed.added} new, {refreshed.updated} updated, -{refreshed.removed} removed.",
+            err=True,
         )
     elif why and why not in ("no index yet", "index disabled"):
         typer.echo(f"Note: {why}", err=True)
@@ -117,8 +138,12 @@ def _with_progress(console, settings, options) -> "RunReport":  # type: ignore[n
     from ..summarize.pipeline import run_summarize
 
     with Progress(
-        TextColumn("summarize {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True,
+        TextColumn("summarize {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
     ) as bar:
         task = bar.add_task("", total=None)
 
@@ -136,8 +161,20 @@ def _table(report: "RunReport") -> None:
     from ..summarize.discover import REASONS
 
     table = Table(header_style="bold", title=f"summarize --dry-run (backend {report.backend})")
-    for column in ("session", "project", "modified", "raw bytes", "decision", "reason", "would send"):
-        table.add_column(column, overflow="fold", justify="right" if column in ("raw bytes", "would send") else "left")
+    for column in (
+        "session",
+        "project",
+        "modified",
+        "raw bytes",
+        "decision",
+        "reason",
+        "would send",
+    ):
+        table.add_column(
+            column,
+            overflow="fold",
+            justify="right" if column in ("raw bytes", "would send") else "left",
+        )
     order = {"would-summarize": 0, "failed": 1, "skipped": 2}
     used: list[str] = []
     for row in sorted(report.rows, key=lambda r: (order.get(r.decision, 3), r.modified)):
@@ -145,9 +182,13 @@ def _table(report: "RunReport") -> None:
             used.append(row.reason)
         sid = row.session_id[:8] if len(row.session_id) == 36 else row.session_id[:24]
         table.add_row(
-            sid, row.project[-32:], row.modified.astimezone().strftime("%Y-%m-%d %H:%M"),
-            f"{row.raw_bytes:,}", "summarize" if row.decision == "would-summarize" else row.decision,
-            row.reason, f"{row.sent_chars:,}" if row.decision == "would-summarize" else "",
+            sid,
+            row.project[-32:],
+            row.modified.astimezone().strftime("%Y-%m-%d %H:%M"),
+            f"{row.raw_bytes:,}",
+            "summarize" if row.decision == "would-summarize" else row.decision,
+            row.reason,
+            f"{row.sent_chars:,}" if row.decision == "would-summarize" else "",
         )
     console = Console(soft_wrap=False)
     if not console.is_terminal:

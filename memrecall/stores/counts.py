@@ -20,7 +20,9 @@ def _count(root: Path, glob: str) -> int:
         try:
             done = subprocess.run(
                 [rg, "--no-config", "--files", "--no-ignore", "--glob", glob, "--", str(root)],
-                capture_output=True, timeout=5, check=False,
+                capture_output=True,
+                timeout=5,
+                check=False,
             )
             return done.stdout.count(b"\n")
         except (OSError, subprocess.TimeoutExpired):

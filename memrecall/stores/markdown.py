@@ -13,10 +13,20 @@ from ..grep import GrepJob
 from .base import Document, date_from_name, parse_date, read_head
 from .counts import cached_count
 
-_INLINE_TAG = re.compile(r"(?<![\w/#&])#([^\s#.,;:!?()\[\]{}\"'`、。]*[^\d\s#.,;:!?()\[\]{}\"'`、。][^\s#.,;:!?()\[\]{}\"'`、。]*)")
+_INLINE_TAG = re.compile(
+    r"(?<![\w/#&])#([^\s#.,;:!?()\[\]{}\"'`、。]*[^\d\s#.,;:!?()\[\]{}\"'`、。][^\s#.,;:!?()\[\]{}\"'`、。]*)"
+)
 _FENCE = re.compile(r"^\s*(```|~~~)")
 SUMMARY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[0-9A-Za-z]+(?:\.\d+)?\.md$")
-_DATE_KEYS = ("date", "created", "updated", "lastmod", "last-modified", "creation date", "updated-date")
+_DATE_KEYS = (
+    "date",
+    "created",
+    "updated",
+    "lastmod",
+    "last-modified",
+    "creation date",
+    "updated-date",
+)
 
 
 def inline_tags(body: str) -> list[str]:
@@ -26,7 +36,12 @@ def inline_tags(body: str) -> list[str]:
         if _FENCE.match(line):
             in_fence = not in_fence
             continue
-        if in_fence or "#" not in line or line.lstrip().startswith("#" + " ") or line.startswith("    "):
+        if (
+            in_fence
+            or "#" not in line
+            or line.lstrip().startswith("#" + " ")
+            or line.startswith("    ")
+        ):
             continue
         line = re.sub(r"`[^`]*`|https?://\S+", " ", line)
         tags += [t for t in _INLINE_TAG.findall(line) if t not in tags]
@@ -107,7 +122,7 @@ class VaultStore:
     def documents(self, lines: dict[Path, list[tuple[int, str]]]) -> Iterable[Document]:
         for path, found in lines.items():
             root = self._root_of(path)
-            relative = path.parts[len(root.parts):]
+            relative = path.parts[len(root.parts) :]
             if any(part.startswith(".") for part in relative):
                 continue
             ref = "/".join(relative) if relative else path.name
@@ -122,7 +137,9 @@ class VaultStore:
         return True
 
     def doc_count(self) -> int:
-        return sum(cached_count(root, "*.md", self._cache_dir) for root in self.roots if root.is_dir())
+        return sum(
+            cached_count(root, "*.md", self._cache_dir) for root in self.roots if root.is_dir()
+        )
 
 
 class SummaryStore:

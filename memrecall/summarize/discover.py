@@ -53,10 +53,17 @@ PENDING_REASONS = frozenset({"still-active", "over-limit", "max-sessions", "back
 
 # Exclusions that are facts about the file's content: cached in the ledger until it grows.
 # `tiny` is not cached on purpose: it depends on thresholds a person may lower.
-STRUCTURAL_REASONS = frozenset({
-    "subagent", "memrecall-internal", "headless", "scheduled", "no-human-prompt", "warmup",
-    "opted-out-marker",
-})
+STRUCTURAL_REASONS = frozenset(
+    {
+        "subagent",
+        "memrecall-internal",
+        "headless",
+        "scheduled",
+        "no-human-prompt",
+        "warmup",
+        "opted-out-marker",
+    }
+)
 
 # A session with fewer human turns than `min_human_turns` still counts as real work when its
 # condensed text is this many times `min_chars`: one prompt that started a two-hour
@@ -97,7 +104,9 @@ def project_opted_out(project_dir: str, cwd: str, patterns: list[str]) -> bool:
     return False
 
 
-def _classify(path: Path, root: Path, own: list[str], patterns: list[str]) -> tuple[str, str | None]:
+def _classify(
+    path: Path, root: Path, own: list[str], patterns: list[str]
+) -> tuple[str, str | None]:
     rel = path.relative_to(root)
     parts = rel.parts
     project = parts[0] if len(parts) > 1 else ""
@@ -129,7 +138,9 @@ def find_files(settings: Settings) -> Iterator[Found]:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames.sort()
         # Claude Code keeps spilled tool output and memory beside sessions; never transcripts.
-        dirnames[:] = [d for d in dirnames if d not in ("tool-results", "memory") and not d.startswith(".")]
+        dirnames[:] = [
+            d for d in dirnames if d not in ("tool-results", "memory") and not d.startswith(".")
+        ]
         for filename in sorted(filenames):
             if not (filename.endswith(".jsonl") or filename.endswith(".meta.json")):
                 continue
@@ -149,9 +160,13 @@ def session_reason(session: Session, settings: Settings) -> str | None:
     if session.subagent:
         return "subagent"
     work = str(settings.work_dir)
-    if session.internal or (session.cwd and (session.cwd == work or session.cwd.startswith(work + os.sep))):
+    if session.internal or (
+        session.cwd and (session.cwd == work or session.cwd.startswith(work + os.sep))
+    ):
         return "memrecall-internal"
-    if cfg.exclude_projects and project_opted_out(session.project_dir, session.cwd, cfg.exclude_projects):
+    if cfg.exclude_projects and project_opted_out(
+        session.project_dir, session.cwd, cfg.exclude_projects
+    ):
         return "opted-out-project"
     if session.headless:
         return "headless"
@@ -163,7 +178,9 @@ def session_reason(session: Session, settings: Settings) -> str | None:
     if not humans:
         return "no-human-prompt"
     # Any width, case or spacing an IME produces (`＃memrecall：off`), also inside `<private>`.
-    if cfg.optout_marker.strip() and any(has_optout(e.raw or e.text, cfg.optout_marker) for e in humans):
+    if cfg.optout_marker.strip() and any(
+        has_optout(e.raw or e.text, cfg.optout_marker) for e in humans
+    ):
         return "opted-out-marker"
     return None
 

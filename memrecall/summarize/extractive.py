@@ -93,9 +93,24 @@ _NOISE_ERROR = re.compile(
 )
 _EXIT = re.compile(r"^Exit code (\d+)\s*")
 # `UTF-8`, `SHA-256`, `ISO-8601` have the shape of ticket ids and name no ticket.
-_NOT_TICKETS = frozenset({
-    "UTF", "SHA", "ISO", "AES", "RSA", "HTTP", "TLS", "SSL", "CP", "EUC", "ES", "MD", "X", "PEP",
-})
+_NOT_TICKETS = frozenset(
+    {
+        "UTF",
+        "SHA",
+        "ISO",
+        "AES",
+        "RSA",
+        "HTTP",
+        "TLS",
+        "SSL",
+        "CP",
+        "EUC",
+        "ES",
+        "MD",
+        "X",
+        "PEP",
+    }
+)
 # A capitalised word inside a sentence, or next to Japanese (which capitalises nothing).
 _JA = "\u3040-\u30ff\u4e00-\u9fff、。「」（）"
 _PROPER = re.compile(
@@ -275,7 +290,7 @@ def _errors(session: Session, language: str) -> list[str]:
             continue
         seen.add(key)
         code = _EXIT.match(text)
-        detail = _error_detail(text[code.end():] if code else text)
+        detail = _error_detail(text[code.end() :] if code else text)
         command = _cut(_one_line(_command_step(redact(call.command or "")[0])), 60)
         exit_note = f" (exit {code.group(1)})" if code else ""
         is_fixed = later_ok.get(key, -1) > position.get(id(call), 0)
@@ -303,6 +318,7 @@ def _decisions(texts: list[str]) -> list[str]:
 
 # --- topics -------------------------------------------------------------------------------
 
+
 @dataclass
 class _Vocabulary:
     stopwords: set[str]
@@ -327,8 +343,9 @@ def _topic_text(text: str) -> str:
     return head + "\n" + tail
 
 
-def topics(session: Session, humans: list[str], assistants: list[str],
-           vocabulary: _Vocabulary) -> list[str]:
+def topics(
+    session: Session, humans: list[str], assistants: list[str], vocabulary: _Vocabulary
+) -> list[str]:
     """The names worth a graph node, most telling first, at most MAX_LINKS."""
     from ..gate import generic_keys
     from ..keywords import Keyword, extract
@@ -382,8 +399,9 @@ def topics(session: Session, humans: list[str], assistants: list[str],
             continue  # a word said once is no topic; an id or a file name may be
         if keyword.kind == "proper_noun" and key in lowercase_words:
             continue  # also written in lower case: a common word at the start of a sentence
-        if keyword.kind == "noun" and (_mostly_a_verb(keyword.text, texts)
-                                       or _mostly_a_counter(keyword.text, texts)):
+        if keyword.kind == "noun" and (
+            _mostly_a_verb(keyword.text, texts) or _mostly_a_counter(keyword.text, texts)
+        ):
             continue
         candidates.append(key)
     ranked = sorted(candidates, key=lambda k: (-scores[k], first_seen[k]))
@@ -391,7 +409,7 @@ def topics(session: Session, humans: list[str], assistants: list[str],
     others = [k for k in ranked if k not in ids]
     chosen = ids[:MAX_ID_LINKS]
     chosen += others[: MAX_LINKS - len(chosen)]
-    chosen += ids[MAX_ID_LINKS: MAX_ID_LINKS + MAX_LINKS - len(chosen)]
+    chosen += ids[MAX_ID_LINKS : MAX_ID_LINKS + MAX_LINKS - len(chosen)]
     order = {k: i for i, k in enumerate(ids + others)}
     chosen.sort(key=lambda k: order[k])
     return [spellings[k].most_common(1)[0][0] for k in chosen]
@@ -431,6 +449,7 @@ def _linkable(keyword: Keyword) -> bool:
 
 # --- the backend --------------------------------------------------------------------------
 
+
 class ExtractiveBackend:
     """No LLM: the sections come straight from the transcript (frontmatter says so)."""
 
@@ -447,7 +466,8 @@ class ExtractiveBackend:
         done = job.condensed.redacted
         clean = {
             id(e): done[e.text] if e.text in done else redact(e.text)[0]
-            for e in s.events if e.kind in ("human", "assistant") and e.text.strip()
+            for e in s.events
+            if e.kind in ("human", "assistant") and e.text.strip()
         }
         humans = [clean[id(e)] for e in s.human_turns if id(e) in clean]
         assistants = [clean[id(e)] for e in s.assistant_texts if id(e) in clean]

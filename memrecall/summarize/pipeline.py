@@ -107,13 +107,23 @@ class RunReport:
 
     @property
     def failed(self) -> list[dict[str, str]]:
-        return [{"session": r.session_id, "reason": r.reason} for r in self.rows if r.decision == "failed"]
+        return [
+            {"session": r.session_id, "reason": r.reason}
+            for r in self.rows
+            if r.decision == "failed"
+        ]
 
     @property
     def attempted(self) -> int:
         """Sessions this run set out to summarize: what a dry run counts as would-summarize."""
-        return self.summarized + len(self.failed) + sum(
-            1 for r in self.rows if r.decision == "skipped" and r.reason == "backend-unavailable"
+        return (
+            self.summarized
+            + len(self.failed)
+            + sum(
+                1
+                for r in self.rows
+                if r.decision == "skipped" and r.reason == "backend-unavailable"
+            )
         )
 
     def unavailable_line(self) -> str:
@@ -135,7 +145,8 @@ class RunReport:
 
     def _pending_rows(self) -> list[SessionRow]:
         return [
-            r for r in self.rows
+            r
+            for r in self.rows
             if (r.decision == "skipped" and r.reason in PENDING_REASONS)
             or (r.decision == "failed" and r.will_retry)
             or r.decision == "would-summarize"
@@ -223,8 +234,13 @@ def _moment(timestamp: float) -> datetime:
 def _row(found: Found, decision: str, reason: str = "") -> SessionRow:
     # The project folder is the escaped cwd: a folder named after a key is shown redacted.
     return SessionRow(
-        session_id=found.session_id, project=redact_fast(found.project_dir), path=found.path,
-        modified=_moment(found.mtime), raw_bytes=found.size, decision=decision, reason=reason,
+        session_id=found.session_id,
+        project=redact_fast(found.project_dir),
+        path=found.path,
+        modified=_moment(found.mtime),
+        raw_bytes=found.size,
+        decision=decision,
+        reason=reason,
     )
 
 
@@ -296,7 +312,9 @@ def run_summarize(
 
     if settings.internal:
         # Inside memrecall's own summarizer: never summarize from there (recursion guard).
-        report.notes.append("MEMRECALL_INTERNAL is set: summarize does nothing inside memrecall's own runs")
+        report.notes.append(
+            "MEMRECALL_INTERNAL is set: summarize does nothing inside memrecall's own runs"
+        )
         finish()
         return report
     if not settings.claude_projects.is_dir():
@@ -310,7 +328,8 @@ def run_summarize(
         if report.backend_unavailable:
             report.notes.append(
                 f"{report.backend_unavailable}: a real run would write nothing; "
-                f"{fix_hint(settings)}")
+                f"{fix_hint(settings)}"
+            )
         _run(settings, options, backend, report, progress)
         finish()
         return report
@@ -320,15 +339,19 @@ def run_summarize(
             finish()
             write_json_atomic(run_record_path(settings), report.record())
     except LockTimeout as exc:
-        raise SummarizeBusy("another memrecall summarize is running; try again when it has finished") from exc
+        raise SummarizeBusy(
+            "another memrecall summarize is running; try again when it has finished"
+        ) from exc
     return report
 
 
 def fix_hint(settings: Settings) -> str:
     """What to do when the configured backend cannot run."""
     where = settings.config_path or settings.home / "config.toml"
-    return (f'use --backend extractive (no LLM), or set backend = "extractive" under [summarize] '
-            f"in {where}")
+    return (
+        f'use --backend extractive (no LLM), or set backend = "extractive" under [summarize] '
+        f"in {where}"
+    )
 
 
 def _sweep_temp_files(settings: Settings) -> None:
@@ -352,8 +375,13 @@ def _sweep_temp_files(settings: Settings) -> None:
             continue
 
 
-def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: RunReport,
-         progress: Progress | None) -> None:
+def _run(
+    settings: Settings,
+    options: SummarizeOptions,
+    backend: Any,
+    report: RunReport,
+    progress: Progress | None,
+) -> None:
     cfg = settings.summarize
     if not options.dry_run:
         _sweep_temp_files(settings)
@@ -371,7 +399,7 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
     # Oldest first: those are the ones Claude Code's 30-day cleanup deletes next.
     todo.sort(key=lambda f: (f.mtime, f.session_id))
     if options.limit is not None and len(todo) > options.limit:
-        for found in todo[options.limit:]:
+        for found in todo[options.limit :]:
             report.rows.append(_row(found, "skipped", "over-limit"))
         todo = todo[: options.limit]
 
@@ -409,7 +437,10 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
             reason = reason or "tiny"
             row.reason = reason
             if reason in STRUCTURAL_REASONS and not options.dry_run:
-                ledger.put(found.session_id, _entry(found, "excluded", reason=reason, old=ledger.get(found.session_id)))
+                ledger.put(
+                    found.session_id,
+                    _entry(found, "excluded", reason=reason, old=ledger.get(found.session_id)),
+                )
                 ledger.save()
             continue
         if summarized >= cfg.max_sessions:
@@ -426,16 +457,22 @@ def _run(settings: Settings, options: SummarizeOptions, backend: Any, report: Ru
             # Decided like every other session, so the counts agree with a dry run's.
             row.reason = "backend-unavailable"
             continue
-        down = _summarize_one(settings, backend, ledger, found, session, condensed, language, refs,
-                              row)
+        down = _summarize_one(
+            settings, backend, ledger, found, session, condensed, language, refs, row
+        )
         report.backend_unavailable = report.backend_unavailable or down
     if progress:
         progress("", len(todo), len(todo))
 
 
-def _entry(found: Found, status: str, old: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def _entry(
+    found: Found, status: str, old: dict[str, Any] | None = None, **extra: Any
+) -> dict[str, Any]:
     entry: dict[str, Any] = {
-        "size": found.size, "mtime": found.mtime, "path": redact_fast(str(found.path)), "status": status,
+        "size": found.size,
+        "mtime": found.mtime,
+        "path": redact_fast(str(found.path)),
+        "status": status,
     }
     if old and old.get("summary"):
         entry["summary"] = old["summary"]
@@ -443,15 +480,28 @@ def _entry(found: Found, status: str, old: dict[str, Any] | None = None, **extra
     return entry
 
 
-def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Found, session: Session,
-                   condensed: Condensed, language: str, refs: dict[str, list[str]], row: SessionRow) -> str:
+def _summarize_one(
+    settings: Settings,
+    backend: Any,
+    ledger: Ledger,
+    found: Found,
+    session: Session,
+    condensed: Condensed,
+    language: str,
+    refs: dict[str, list[str]],
+    row: SessionRow,
+) -> str:
     """Summarize, filter and write one session; returns a reason when the backend is down."""
     from .backends import SummaryJob
 
     cfg = settings.summarize
     old = ledger.get(found.session_id)
     # Attempts count only against the same content; a session that grew starts afresh.
-    attempts = int(old.get("attempts", 0)) if old and old.get("size") == found.size and old.get("status") == "failed" else 0
+    attempts = (
+        int(old.get("attempts", 0))
+        if old and old.get("size") == found.size and old.get("status") == "failed"
+        else 0
+    )
     job = SummaryJob(session=session, condensed=condensed, language=language)
     began = time.perf_counter()
     try:
@@ -469,7 +519,10 @@ def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Foun
         tail = "will retry next run" if row.will_retry else "gave up"
         row.decision = "failed"
         row.reason = f"{redact_fast(str(exc))} (attempt {attempts}/{cfg.max_attempts}, {tail})"
-        ledger.put(found.session_id, _entry(found, "failed", old=old, attempts=attempts, reason=redact_fast(str(exc))))
+        ledger.put(
+            found.session_id,
+            _entry(found, "failed", old=old, attempts=attempts, reason=redact_fast(str(exc))),
+        )
         ledger.save()
         return ""
     row.sent_chars = job.sent_chars
@@ -488,7 +541,9 @@ def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Foun
         language=language,
         summarized=settings.now,
     )
-    preferred = summary_path(settings.summaries, session.start, _moment(found.mtime), session.session_id)
+    preferred = summary_path(
+        settings.summaries, session.start, _moment(found.mtime), session.session_id
+    )
     if old and isinstance(old.get("summary"), str):
         # A session resumed on a later day keeps the file it already has.
         preferred = base_path(settings.summaries / old["summary"])
@@ -502,16 +557,33 @@ def _summarize_one(settings: Settings, backend: Any, ledger: Ledger, found: Foun
         rel = target.relative_to(settings.summaries).as_posix()
     except ValueError:
         rel = str(target)
-    ledger.put(found.session_id, _entry(
-        found, "done", summary=rel, summarized_at=settings.now.isoformat(timespec="seconds"),
-        backend=backend.name, chars_sent=job.sent_chars, attempts=0,
-    ))
+    ledger.put(
+        found.session_id,
+        _entry(
+            found,
+            "done",
+            summary=rel,
+            summarized_at=settings.now.isoformat(timespec="seconds"),
+            backend=backend.name,
+            chars_sent=job.sent_chars,
+            attempts=0,
+        ),
+    )
     ledger.save()
     return ""
 
 
 __all__ = [
-    "SummarizeOptions", "SessionRow", "RunReport", "Ledger", "run_summarize",
-    "recalled_refs", "estimate_sent", "run_record_path", "ledger_path", "SummarizeBusy",
-    "SessionsFailed", "fix_hint",
+    "SummarizeOptions",
+    "SessionRow",
+    "RunReport",
+    "Ledger",
+    "run_summarize",
+    "recalled_refs",
+    "estimate_sent",
+    "run_record_path",
+    "ledger_path",
+    "SummarizeBusy",
+    "SessionsFailed",
+    "fix_hint",
 ]

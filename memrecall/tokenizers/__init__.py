@@ -32,7 +32,11 @@ def _regex() -> Analyzer:
     return RegexAnalyzer()
 
 
-BACKENDS: dict[str, Callable[[], Analyzer]] = {"sudachi": _sudachi, "mecab": _mecab, "regex": _regex}
+BACKENDS: dict[str, Callable[[], Analyzer]] = {
+    "sudachi": _sudachi,
+    "mecab": _mecab,
+    "regex": _regex,
+}
 AUTO_ORDER = ("sudachi", "mecab", "regex")
 CHOICES = ("auto", *BACKENDS, "command:<program>")
 

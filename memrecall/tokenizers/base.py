@@ -8,9 +8,9 @@ from typing import Protocol
 
 # Explicit code-point ranges, never `[ァ-ヿ]`-style shorthands: those break under some
 # locales in other tools and silently include `・` (U+30FB).
-KANJI = "\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u3005-\u3007"
-KATAKANA = "\u30A1-\u30FA\u30FC-\u30FF\u31F0-\u31FF\uFF66-\uFF9F"
-HIRAGANA = "\u3041-\u3096\u309D-\u309F"
+KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005-\u3007"
+KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f"
+HIRAGANA = "\u3041-\u3096\u309d-\u309f"
 
 SINGLE_KANA = re.compile(f"^[{KATAKANA}{HIRAGANA}]$")
 HAS_JAPANESE = re.compile(f"[{KANJI}{KATAKANA}{HIRAGANA}]")

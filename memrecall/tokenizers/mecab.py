@@ -44,13 +44,25 @@ class MecabAnalyzer:
                 begin = offset
             end = begin + len(surface)
             offset = end
-            morph = Morph(surface, begin, end, feature.pos1 or "", feature.pos2 or "", feature.pos3 or "")
+            morph = Morph(
+                surface, begin, end, feature.pos1 or "", feature.pos2 or "", feature.pos3 or ""
+            )
             previous = morphs[-1] if morphs else None
-            if previous and previous.end == begin and _katakana_noun(previous) and _katakana_noun(morph):
+            if (
+                previous
+                and previous.end == begin
+                and _katakana_noun(previous)
+                and _katakana_noun(morph)
+            ):
                 # UniDic short units cut loanwords (タイム|アウト, リ|トライ); inside a mixed
                 # compound the pieces would otherwise come out as keywords of their own.
                 morphs[-1] = Morph(
-                    previous.surface + surface, previous.begin, end, morph.pos1, morph.pos2, morph.pos3
+                    previous.surface + surface,
+                    previous.begin,
+                    end,
+                    morph.pos1,
+                    morph.pos2,
+                    morph.pos3,
                 )
             else:
                 morphs.append(morph)

@@ -36,7 +36,11 @@ class RegexAnalyzer:
                 rank = 0
                 for piece in group:
                     word = piece.group()
-                    sub = _kanji_chunks(word) if _KANJI_ONLY.match(word) and len(word) >= 4 else [word]
+                    sub = (
+                        _kanji_chunks(word)
+                        if _KANJI_ONLY.match(word) and len(word) >= 4
+                        else [word]
+                    )
                     for part in sub:
                         if len(part) >= 2 and part != run:
                             rank += 1

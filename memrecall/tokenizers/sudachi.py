@@ -42,7 +42,15 @@ class SudachiAnalyzer:
                         pieces = []
                 # surface(), never normalized_form(): notes are searched as written.
                 morphs.append(
-                    Morph(m.surface(), offset + m.begin(), offset + m.end(), pos[0], pos[1], pos[2], pieces)
+                    Morph(
+                        m.surface(),
+                        offset + m.begin(),
+                        offset + m.end(),
+                        pos[0],
+                        pos[1],
+                        pos[2],
+                        pieces,
+                    )
                 )
         return terms_from_morphs(morphs)
 

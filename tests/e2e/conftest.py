@@ -16,7 +16,13 @@ from typing import Iterator
 import pytest
 
 from .support import (
-    FakeAnthropic, Workspace, claude_binary, install_hook, make_workspace, memrecall_has, processes_in,
+    FakeAnthropic,
+    Workspace,
+    claude_binary,
+    install_hook,
+    make_workspace,
+    memrecall_has,
+    processes_in,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -40,8 +46,10 @@ def claude() -> Path:
 def tmux() -> str:
     exe = shutil.which("tmux")
     if not exe:
-        pytest.skip("tmux is not installed (scripts/e2e-install installs it with apt-get); "
-                    "interactive Claude Code sessions are driven through tmux")
+        pytest.skip(
+            "tmux is not installed (scripts/e2e-install installs it with apt-get); "
+            "interactive Claude Code sessions are driven through tmux"
+        )
     return exe
 
 

@@ -34,6 +34,7 @@ E2E_DEADLINE_MS = 4000
 
 # --- what is installed ------------------------------------------------------------------------
 
+
 def pinned_version() -> str:
     return VERSION_FILE.read_text(encoding="utf-8").strip()
 
@@ -41,20 +42,32 @@ def pinned_version() -> str:
 def claude_binary() -> tuple[Path | None, str]:
     """The pinned Claude Code binary, or None and the reason it cannot be used."""
     override = os.environ.get("MEMRECALL_E2E_CLAUDE")
-    path = Path(override) if override else (
-        E2E_PREFIX / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude")
+    path = (
+        Path(override)
+        if override
+        else (E2E_PREFIX / "node_modules" / "@anthropic-ai" / "claude-code-linux-x64" / "claude")
+    )
     if not path.is_file() or not os.access(path, os.X_OK):
-        return None, (f"Claude Code {pinned_version()} is not installed at {path} "
-                      "(run scripts/e2e-install; it needs npm and the npm registry)")
+        return None, (
+            f"Claude Code {pinned_version()} is not installed at {path} "
+            "(run scripts/e2e-install; it needs npm and the npm registry)"
+        )
     try:
-        out = subprocess.run([str(path), "--version"], capture_output=True, text=True, timeout=30,
-                             env=base_env(Path("/nonexistent-home"))).stdout.strip()
+        out = subprocess.run(
+            [str(path), "--version"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=base_env(Path("/nonexistent-home")),
+        ).stdout.strip()
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{path} --version failed: {exc}"
     version = out.split()[0] if out else "?"
     if version != pinned_version():
-        return None, (f"{path} is Claude Code {version!r}, but tests/e2e/claude-code-version.txt pins "
-                      f"{pinned_version()}; rerun scripts/e2e-install")
+        return None, (
+            f"{path} is Claude Code {version!r}, but tests/e2e/claude-code-version.txt pins "
+            f"{pinned_version()}; rerun scripts/e2e-install"
+        )
     return path, ""
 
 
@@ -70,25 +83,37 @@ def memrecall_binary() -> Path:
 
 
 def memrecall_has(command: str) -> bool:
-    out = subprocess.run([str(memrecall_binary()), "--help"], capture_output=True, text=True,
-                         env={**os.environ, "COLUMNS": "200"}).stdout
+    out = subprocess.run(
+        [str(memrecall_binary()), "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200"},
+    ).stdout
     return re.search(rf"^\s*[│|]?\s*{re.escape(command)}\b", out, re.M) is not None
 
 
 # --- environment and settings -----------------------------------------------------------------
 
+
 def _clean_path() -> str:
     """PATH without the venv's bin: the hook must work by its absolute path, as for a user."""
     venv_bin = str(Path(sys.executable).parent)
-    parts = [p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p and p != venv_bin]
+    parts = [
+        p for p in os.environ.get("PATH", "/usr/bin:/bin").split(os.pathsep) if p and p != venv_bin
+    ]
     return os.pathsep.join(parts)
 
 
 def base_env(home: Path, base_url: str | None = None, **extra: str) -> dict[str, str]:
     env = {
-        "HOME": str(home), "PATH": _clean_path(), "LANG": "C.UTF-8", "TERM": "xterm-256color",
-        "ANTHROPIC_API_KEY": API_KEY, "DISABLE_AUTOUPDATER": "1",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+        "HOME": str(home),
+        "PATH": _clean_path(),
+        "LANG": "C.UTF-8",
+        "TERM": "xterm-256color",
+        "ANTHROPIC_API_KEY": API_KEY,
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
         "DISABLE_ERROR_REPORTING": "1",
     }
     if base_url:
@@ -103,10 +128,17 @@ def prepare_home(home: Path, cwd: Path) -> None:
     cwd.mkdir(parents=True, exist_ok=True)
     cfg_path = home / ".claude.json"
     cfg = json.loads(cfg_path.read_text()) if cfg_path.exists() else {}
-    cfg.update({"hasCompletedOnboarding": True, "lastOnboardingVersion": "9.9.9",
-                "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []}})
+    cfg.update(
+        {
+            "hasCompletedOnboarding": True,
+            "lastOnboardingVersion": "9.9.9",
+            "customApiKeyResponses": {"approved": [API_KEY[-20:]], "rejected": []},
+        }
+    )
     cfg.setdefault("projects", {})[str(cwd.resolve())] = {
-        "hasTrustDialogAccepted": True, "hasCompletedProjectOnboarding": True}
+        "hasTrustDialogAccepted": True,
+        "hasCompletedProjectOnboarding": True,
+    }
     cfg_path.write_text(json.dumps(cfg, indent=2))
 
 
@@ -118,27 +150,48 @@ def install_hook(home: Path, env: dict[str, str]) -> str:
     otherwise the settings DESIGN.md documents are written by hand. Returns "init" or "manual".
     """
     if memrecall_has("init"):
-        proc = subprocess.run([str(memrecall_binary()), "init"], capture_output=True, text=True,
-                              env={**os.environ, **env, "HOME": str(home)}, timeout=60,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [str(memrecall_binary()), "init"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **env, "HOME": str(home)},
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         if proc.returncode != 0:
-            raise AssertionError(f"memrecall init failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}")
+            raise AssertionError(
+                f"memrecall init failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+            )
         return "init"
     settings = home / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
     command = f"{shlex.quote(str(memrecall_binary()))} recall"
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [
-        {"hooks": [{"type": "command", "command": command, "timeout": 10}]}]}}, indent=2))
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "UserPromptSubmit": [
+                        {"hooks": [{"type": "command", "command": command, "timeout": 10}]}
+                    ]
+                }
+            },
+            indent=2,
+        )
+    )
     return "manual"
 
 
 def hook_commands(home: Path) -> list[str]:
     data = json.loads((home / ".claude" / "settings.json").read_text())
-    return [h.get("command", "") for group in data.get("hooks", {}).get("UserPromptSubmit", [])
-            for h in group.get("hooks", [])]
+    return [
+        h.get("command", "")
+        for group in data.get("hooks", {}).get("UserPromptSubmit", [])
+        for h in group.get("hooks", [])
+    ]
 
 
 # --- the model stand-in -----------------------------------------------------------------------
+
 
 def request_text(req: Any) -> str:
     """Every string of a request (system, messages, nested content blocks), newline-joined."""
@@ -169,7 +222,9 @@ def last_user_text(req: dict[str, Any]) -> tuple[str, bool]:
         content = msg.get("content")
         if isinstance(content, str):
             return content, False
-        has_result = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in content or [])
+        has_result = any(
+            isinstance(b, dict) and b.get("type") == "tool_result" for b in content or []
+        )
         return request_text({"messages": [msg]}), has_result
     return "", False
 
@@ -177,6 +232,7 @@ def last_user_text(req: dict[str, Any]) -> tuple[str, bool]:
 @dataclass
 class Rule:
     """Reply to a main-loop request whose last user message contains `when`."""
+
     when: str
     text: str = ""
     tool_use: dict[str, Any] | None = None
@@ -208,9 +264,14 @@ class FakeAnthropic:
     `## ` headings (a summary template), each heading followed by one bullet.
     """
 
-    def __init__(self, rules: list[Rule] | None = None, reply: str = "了解しました。",
-                 after_tool: str = "確認しました。", side_reply: str | None = None,
-                 delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        rules: list[Rule] | None = None,
+        reply: str = "了解しました。",
+        after_tool: str = "確認しました。",
+        side_reply: str | None = None,
+        delay: float = 0.0,
+    ) -> None:
         self.rules = list(rules or [])
         self.reply, self.after_tool, self.side_reply = reply, after_tool, side_reply
         self.delay = delay
@@ -224,7 +285,9 @@ class FakeAnthropic:
         handler = _make_handler(self)
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, name="fake-anthropic", daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, name="fake-anthropic", daemon=True
+        )
         self.thread.start()
         return self
 
@@ -243,8 +306,12 @@ class FakeAnthropic:
     # what was asked
     def messages(self) -> list[Request]:
         with self.lock:
-            return [r for r in self.requests if r.path.startswith("/v1/messages")
-                    and not r.path.startswith("/v1/messages/count_tokens")]
+            return [
+                r
+                for r in self.requests
+                if r.path.startswith("/v1/messages")
+                and not r.path.startswith("/v1/messages/count_tokens")
+            ]
 
     def main_requests(self) -> list[Request]:
         return [r for r in self.messages() if r.main_loop]
@@ -265,8 +332,14 @@ class FakeAnthropic:
                     if rule.text:
                         blocks.append({"type": "text", "text": rule.text})
                     if rule.tool_use:
-                        blocks.append({"type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20],
-                                       "name": rule.tool_use["name"], "input": rule.tool_use["input"]})
+                        blocks.append(
+                            {
+                                "type": "tool_use",
+                                "id": "toolu_" + uuid.uuid4().hex[:20],
+                                "name": rule.tool_use["name"],
+                                "input": rule.tool_use["input"],
+                            }
+                        )
                     return blocks
         return [{"type": "text", "text": self.after_tool if is_tool_result else self.reply}]
 
@@ -278,7 +351,12 @@ class FakeAnthropic:
             if h not in heads:
                 heads.append(h)
         if heads:
-            return [{"type": "text", "text": "\n".join(f"{h}\n- テスト要約 summary line\n" for h in heads)}]
+            return [
+                {
+                    "type": "text",
+                    "text": "\n".join(f"{h}\n- テスト要約 summary line\n" for h in heads),
+                }
+            ]
         return [{"type": "text", "text": self.reply}]
 
 
@@ -296,7 +374,9 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 req = {}
             with fake.lock:
-                fake.requests.append(Request(self.path, req if isinstance(req, dict) else {}, time.time()))
+                fake.requests.append(
+                    Request(self.path, req if isinstance(req, dict) else {}, time.time())
+                )
             if fake.delay:
                 time.sleep(fake.delay)
             if self.path.startswith("/v1/messages/count_tokens"):
@@ -309,34 +389,100 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             blocks = fake.main_blocks(req) if req.get("tools") else fake.side_blocks(req)
             stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
             mid, model = "msg_" + uuid.uuid4().hex[:24], req.get("model", "claude")
-            usage = {"input_tokens": 10, "output_tokens": 5, "cache_creation_input_tokens": 0,
-                     "cache_read_input_tokens": 0}
+            usage = {
+                "input_tokens": 10,
+                "output_tokens": 5,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            }
             if not req.get("stream"):
-                return self._json({"id": mid, "type": "message", "role": "assistant", "model": model,
-                                   "content": blocks, "stop_reason": stop, "stop_sequence": None,
-                                   "usage": usage})
+                return self._json(
+                    {
+                        "id": mid,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": blocks,
+                        "stop_reason": stop,
+                        "stop_sequence": None,
+                        "usage": usage,
+                    }
+                )
             out: list[bytes] = []
 
             def ev(kind: str, data: dict[str, Any]) -> None:
-                out.append(f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode())
+                out.append(
+                    f"event: {kind}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+                )
 
-            ev("message_start", {"type": "message_start", "message": {
-                "id": mid, "type": "message", "role": "assistant", "model": model, "content": [],
-                "stop_reason": None, "stop_sequence": None, "usage": usage}})
+            ev(
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        "id": mid,
+                        "type": "message",
+                        "role": "assistant",
+                        "model": model,
+                        "content": [],
+                        "stop_reason": None,
+                        "stop_sequence": None,
+                        "usage": usage,
+                    },
+                },
+            )
             for i, b in enumerate(blocks):
                 if b["type"] == "text":
-                    ev("content_block_start", {"type": "content_block_start", "index": i,
-                                               "content_block": {"type": "text", "text": ""}})
-                    ev("content_block_delta", {"type": "content_block_delta", "index": i,
-                                               "delta": {"type": "text_delta", "text": b["text"]}})
+                    ev(
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": i,
+                            "content_block": {"type": "text", "text": ""},
+                        },
+                    )
+                    ev(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {"type": "text_delta", "text": b["text"]},
+                        },
+                    )
                 else:
-                    ev("content_block_start", {"type": "content_block_start", "index": i, "content_block": {
-                        "type": "tool_use", "id": b["id"], "name": b["name"], "input": {}}})
-                    ev("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {
-                        "type": "input_json_delta", "partial_json": json.dumps(b["input"], ensure_ascii=False)}})
+                    ev(
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": i,
+                            "content_block": {
+                                "type": "tool_use",
+                                "id": b["id"],
+                                "name": b["name"],
+                                "input": {},
+                            },
+                        },
+                    )
+                    ev(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {
+                                "type": "input_json_delta",
+                                "partial_json": json.dumps(b["input"], ensure_ascii=False),
+                            },
+                        },
+                    )
                 ev("content_block_stop", {"type": "content_block_stop", "index": i})
-            ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                 "usage": {"output_tokens": 5}})
+            ev(
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 5},
+                },
+            )
             ev("message_stop", {"type": "message_stop"})
             payload = b"".join(out)
             self.send_response(200)
@@ -366,6 +512,7 @@ def _make_handler(fake: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
 
 # --- transcripts and logs ---------------------------------------------------------------------
 
+
 def records(path: Path) -> list[dict[str, Any]]:
     out = []
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -384,7 +531,11 @@ def transcripts(home: Path) -> list[Path]:
 
 
 def main_transcripts(home: Path) -> list[Path]:
-    return [p for p in transcripts(home) if "subagents" not in p.parts and not p.name.startswith("agent-")]
+    return [
+        p
+        for p in transcripts(home)
+        if "subagents" not in p.parts and not p.name.startswith("agent-")
+    ]
 
 
 def hook_contexts(path: Path) -> list[str]:
@@ -401,7 +552,11 @@ def hook_contexts(path: Path) -> list[str]:
 def turns_done(path: Path | None) -> int:
     if not path or not path.exists():
         return 0
-    return sum(1 for d in records(path) if d.get("type") == "system" and d.get("subtype") == "turn_duration")
+    return sum(
+        1
+        for d in records(path)
+        if d.get("type") == "system" and d.get("subtype") == "turn_duration"
+    )
 
 
 def _turns_after(path: Path | None, prompt: str) -> int:
@@ -411,12 +566,17 @@ def _turns_after(path: Path | None, prompt: str) -> int:
     recs = records(path)
     start = None
     for i, d in enumerate(recs):
-        if d.get("type") == "user" and isinstance((d.get("message") or {}).get("content"), str) \
-                and prompt in d["message"]["content"]:
+        if (
+            d.get("type") == "user"
+            and isinstance((d.get("message") or {}).get("content"), str)
+            and prompt in d["message"]["content"]
+        ):
             start = i
     if start is None:
         return 0
-    return sum(1 for d in recs[start:] if d.get("type") == "system" and d.get("subtype") == "turn_duration")
+    return sum(
+        1 for d in recs[start:] if d.get("type") == "system" and d.get("subtype") == "turn_duration"
+    )
 
 
 def recall_log(memrecall_home: Path) -> list[dict[str, Any]]:
@@ -432,9 +592,11 @@ def between_markers(text: str) -> list[str]:
 
 # --- running Claude Code ----------------------------------------------------------------------
 
+
 @dataclass
 class Workspace:
     """A throw-away user: HOME, a project folder, MEMRECALL_HOME and the stores."""
+
     root: Path
     home: Path
     cwd: Path
@@ -447,25 +609,50 @@ class Workspace:
     index_mode: str = "manual"
 
     def memrecall_env(self) -> dict[str, str]:
-        env = {"MEMRECALL_HOME": str(self.memrecall_home), "MEMRECALL_NOW": NOW,
-               "MEMRECALL_TOKENIZER": "auto", **self.stores}
+        env = {
+            "MEMRECALL_HOME": str(self.memrecall_home),
+            "MEMRECALL_NOW": NOW,
+            "MEMRECALL_TOKENIZER": "auto",
+            **self.stores,
+        }
         if self.index_mode:
             env["MEMRECALL_INDEX"] = self.index_mode
         return env
 
     def build_index(self) -> None:
-        proc = subprocess.run([str(memrecall_binary()), "index", "build"], capture_output=True, text=True,
-                              env={**os.environ, **self.memrecall_env(), "HOME": str(self.home)},
-                              timeout=300, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [str(memrecall_binary()), "index", "build"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **self.memrecall_env(), "HOME": str(self.home)},
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
         if proc.returncode != 0:
-            raise AssertionError(f"memrecall index build failed ({proc.returncode}):\n{proc.stderr}")
+            raise AssertionError(
+                f"memrecall index build failed ({proc.returncode}):\n{proc.stderr}"
+            )
 
 
-def run_headless(claude: Path, ws: Workspace, base_url: str, prompt: str, *args: str,
-                 timeout: float = 90, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_headless(
+    claude: Path,
+    ws: Workspace,
+    base_url: str,
+    prompt: str,
+    *args: str,
+    timeout: float = 90,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     full = base_env(ws.home, base_url, **ws.memrecall_env(), **(env or {}))
-    return subprocess.run([str(claude), "-p", prompt, *args], cwd=ws.cwd, env=full, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [str(claude), "-p", prompt, *args],
+        cwd=ws.cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def _tmux(*args: str, check: bool = False) -> subprocess.CompletedProcess[str]:
@@ -478,8 +665,15 @@ ALLOW = ["Bash", "Edit", "Write", "Read", "Glob", "Grep", "Agent", "Task", "Todo
 class Interactive:
     """One interactive Claude Code session in a private tmux server; killed on exit."""
 
-    def __init__(self, claude: Path, ws: Workspace, base_url: str, timeout: float = 60,
-                 env: dict[str, str] | None = None, args: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self,
+        claude: Path,
+        ws: Workspace,
+        base_url: str,
+        timeout: float = 60,
+        env: dict[str, str] | None = None,
+        args: tuple[str, ...] = (),
+    ) -> None:
         self.claude, self.ws, self.base_url, self.timeout = claude, ws, base_url, timeout
         self.env = env or {}
         self.args = args  # more `claude` options, e.g. ("--plugin-dir", path)
@@ -497,9 +691,11 @@ class Interactive:
         env = base_env(self.ws.home, self.base_url, **self.ws.memrecall_env(), **self.env)
         perm = json.dumps({"permissions": {"allow": ALLOW, "defaultMode": "acceptEdits"}})
         envs = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-        cmd = (f"cd {shlex.quote(str(self.ws.cwd))} && exec env -i {envs} "
-               f"{shlex.quote(str(self.claude))} --settings {shlex.quote(perm)} "
-               f"{' '.join(shlex.quote(a) for a in self.args)}")
+        cmd = (
+            f"cd {shlex.quote(str(self.ws.cwd))} && exec env -i {envs} "
+            f"{shlex.quote(str(self.claude))} --settings {shlex.quote(perm)} "
+            f"{' '.join(shlex.quote(a) for a in self.args)}"
+        )
         proc = self.tmux("new-session", "-d", "-s", self.name, "-x", "160", "-y", "50", cmd)
         if proc.returncode != 0:
             raise RuntimeError(f"tmux new-session failed: {proc.stderr}")
@@ -522,7 +718,9 @@ class Interactive:
 
     def _ready(self) -> bool:
         pane = self.pane()
-        return "❯" in pane and any(s in pane for s in ("mode", "for shortcuts", "shift+tab", "accept edits"))
+        return "❯" in pane and any(
+            s in pane for s in ("mode", "for shortcuts", "shift+tab", "accept edits")
+        )
 
     def pane(self) -> str:
         return self.tmux("capture-pane", "-t", self.name, "-p").stdout
@@ -552,13 +750,18 @@ class Interactive:
         """
         self.send(text)
         self.prompts += 1
-        self._wait(lambda: _turns_after(self.transcript(), text) >= turns,
-                   f"turn {self.prompts} ({text!r}) to finish")
+        self._wait(
+            lambda: _turns_after(self.transcript(), text) >= turns,
+            f"turn {self.prompts} ({text!r}) to finish",
+        )
 
     def exit(self) -> Path:
         self.send("/exit")
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and self.tmux("has-session", "-t", self.name).returncode == 0:
+        while (
+            time.monotonic() < deadline
+            and self.tmux("has-session", "-t", self.name).returncode == 0
+        ):
             time.sleep(0.2)
         path = self.transcript()
         assert path is not None, "no transcript was written"
@@ -584,7 +787,13 @@ def processes_in(root: Path) -> list[tuple[int, str]]:
             continue
         try:
             cwd = Path(os.readlink(entry / "cwd"))
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+            cmd = (
+                (entry / "cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+                .strip()
+            )
         except OSError:
             continue
         if cwd == root or root in cwd.parents:
@@ -623,10 +832,18 @@ Tag the release, update the changelog, announce it in the team channel.
 }
 
 BEADS = [
-    {"id": "bd-7q2k", "title": "Feature flags: " + BEADS_FACT, "description":
-     "An outage of the flag service blocks every deploy. " + BEADS_FACT.capitalize() + ".",
-     "status": "open", "priority": 1, "issue_type": "bug",
-     "created_at": "2026-11-25T10:00:00Z", "updated_at": "2026-11-25T10:00:00Z"},
+    {
+        "id": "bd-7q2k",
+        "title": "Feature flags: " + BEADS_FACT,
+        "description": "An outage of the flag service blocks every deploy. "
+        + BEADS_FACT.capitalize()
+        + ".",
+        "status": "open",
+        "priority": 1,
+        "issue_type": "bug",
+        "created_at": "2026-11-25T10:00:00Z",
+        "updated_at": "2026-11-25T10:00:00Z",
+    },
 ]
 
 
@@ -640,16 +857,24 @@ def make_stores(root: Path) -> dict[str, str]:
     beads = root / "project" / ".beads"
     beads.mkdir(parents=True, exist_ok=True)
     (beads / "issues.jsonl").write_text(
-        "".join(json.dumps(b, ensure_ascii=False) + "\n" for b in BEADS), encoding="utf-8")
+        "".join(json.dumps(b, ensure_ascii=False) + "\n" for b in BEADS), encoding="utf-8"
+    )
     summaries = root / "summaries"
     summaries.mkdir(parents=True, exist_ok=True)
-    return {"MEMRECALL_OBSIDIAN": str(vault), "MEMRECALL_BEADS": str(beads / "issues.jsonl"),
-            "MEMRECALL_SUMMARIES": str(summaries)}
+    return {
+        "MEMRECALL_OBSIDIAN": str(vault),
+        "MEMRECALL_BEADS": str(beads / "issues.jsonl"),
+        "MEMRECALL_SUMMARIES": str(summaries),
+    }
 
 
 def make_workspace(root: Path, with_stores: bool = True) -> Workspace:
-    ws = Workspace(root=root, home=root / "home", cwd=root / "work" / "shop-backend",
-                   memrecall_home=root / "memrecall-home")
+    ws = Workspace(
+        root=root,
+        home=root / "home",
+        cwd=root / "work" / "shop-backend",
+        memrecall_home=root / "memrecall-home",
+    )
     prepare_home(ws.home, ws.cwd)
     ws.memrecall_home.mkdir(parents=True, exist_ok=True)
     # A loaded 2-core CI machine can pass the 1 s default deadline now and then; the deadline

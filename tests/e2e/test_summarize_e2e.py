@@ -21,15 +21,32 @@ from typing import Iterator
 import pytest
 
 from .support import (
-    MARK_OPEN, PAYMENT_FACT, FakeAnthropic, Interactive, Rule, Workspace, base_env, hook_contexts,
-    install_hook, main_transcripts, make_workspace, memrecall_binary, memrecall_has, processes_in,
-    iter_strings, records,
-    recall_log, run_headless, transcripts,
+    MARK_OPEN,
+    PAYMENT_FACT,
+    FakeAnthropic,
+    Interactive,
+    Rule,
+    Workspace,
+    base_env,
+    hook_contexts,
+    install_hook,
+    main_transcripts,
+    make_workspace,
+    memrecall_binary,
+    memrecall_has,
+    processes_in,
+    iter_strings,
+    records,
+    recall_log,
+    run_headless,
+    transcripts,
 )
 
 if not memrecall_has("summarize"):
-    pytest.skip("`memrecall summarize` is not implemented yet (not in `memrecall --help`)",
-                allow_module_level=True)
+    pytest.skip(
+        "`memrecall summarize` is not implemented yet (not in `memrecall --help`)",
+        allow_module_level=True,
+    )
 
 PROMPTS = [
     "PAY-1234 の決済タイムアウトを確認したい。internal/payment/client.go のタイムアウト設定を読んで",
@@ -43,16 +60,34 @@ AGENT_TASK = "internal/payment/client.go を読んで Timeout の値を報告し
 # Strings that only exist in the records a summary must never read (api-request-blob,
 # prompt_snapshot, environment, task notifications) or in the injected hook context.
 NEVER_IN_INPUT = [
-    MARK_OPEN, "</memrecall-context>", PAYMENT_FACT, "memrecall found stored memories",
-    "<system-reminder>", "You have been invoked in the following environment",
-    "Generated with [Claude Code]", "<task-notification>", "api-request", "prompt_snapshot",
-    "hook_additional_context", "skill_listing",
+    MARK_OPEN,
+    "</memrecall-context>",
+    PAYMENT_FACT,
+    "memrecall found stored memories",
+    "<system-reminder>",
+    "You have been invoked in the following environment",
+    "Generated with [Claude Code]",
+    "<task-notification>",
+    "api-request",
+    "prompt_snapshot",
+    "hook_additional_context",
+    "skill_listing",
 ]
 
 # Record types (and attachment types) that carry the model request or hook context.
-NEVER_TYPES = {"api-request", "api-request-shape", "api-request-blob", "prompt_snapshot", "skill_listing",
-               "hook_additional_context", "environment", "deferred_tools_delta", "agent_listing_delta",
-               "session_context", "model"}
+NEVER_TYPES = {
+    "api-request",
+    "api-request-shape",
+    "api-request-blob",
+    "prompt_snapshot",
+    "skill_listing",
+    "hook_additional_context",
+    "environment",
+    "deferred_tools_delta",
+    "agent_listing_delta",
+    "session_context",
+    "model",
+}
 
 
 def never_summarize_strings(transcript: Path) -> set[str]:
@@ -99,9 +134,9 @@ keywords: 決済, payment, タイムアウト, timeout, PAY-1234
 @dataclass
 class Sessions:
     ws: Workspace
-    main: Path        # the rich interactive session
-    tiny: Path        # one-prompt interactive session
-    headless: Path    # claude -p
+    main: Path  # the rich interactive session
+    tiny: Path  # one-prompt interactive session
+    headless: Path  # claude -p
     subagents: list[Path]
     client_go: Path
 
@@ -110,27 +145,58 @@ class Sessions:
 
 
 @pytest.fixture(scope="module")
-def sessions(claude: Path, tmux: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sessions]:
+def sessions(
+    claude: Path, tmux: str, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Sessions]:
     root = tmp_path_factory.mktemp("summarize-e2e")
     ws = make_workspace(root)
     ws.hook_setup = install_hook(ws.home, ws.memrecall_env())
     client_go = ws.cwd / "internal" / "payment" / "client.go"
     client_go.parent.mkdir(parents=True)
-    client_go.write_text("package payment\n\n// Timeout of one PSP request.\nconst Timeout = 10 // seconds\n")
+    client_go.write_text(
+        "package payment\n\n// Timeout of one PSP request.\nconst Timeout = 10 // seconds\n"
+    )
     rules = [
-        Rule(when="client.go のタイムアウト設定を読んで", text="client.go のタイムアウト設定を読みます。",
-             tool_use={"name": "Read", "input": {"file_path": str(client_go)}}),
-        Rule(when="7 秒に変えて", text="Timeout を 10 秒から 7 秒に変更します。",
-             tool_use={"name": "Edit", "input": {"file_path": str(client_go), "old_string": "const Timeout = 10",
-                                                  "new_string": "const Timeout = 7"}}),
-        Rule(when="調査エージェント", text="調査エージェントに確認させます。",
-             tool_use={"name": "Agent", "input": {"description": "決済タイムアウトの確認", "prompt": AGENT_TASK,
-                                                  "subagent_type": "Explore"}}),
-        Rule(when="Timeout の値を報告", text="client.go を読みます。",
-             tool_use={"name": "Read", "input": {"file_path": str(client_go)}}),
+        Rule(
+            when="client.go のタイムアウト設定を読んで",
+            text="client.go のタイムアウト設定を読みます。",
+            tool_use={"name": "Read", "input": {"file_path": str(client_go)}},
+        ),
+        Rule(
+            when="7 秒に変えて",
+            text="Timeout を 10 秒から 7 秒に変更します。",
+            tool_use={
+                "name": "Edit",
+                "input": {
+                    "file_path": str(client_go),
+                    "old_string": "const Timeout = 10",
+                    "new_string": "const Timeout = 7",
+                },
+            },
+        ),
+        Rule(
+            when="調査エージェント",
+            text="調査エージェントに確認させます。",
+            tool_use={
+                "name": "Agent",
+                "input": {
+                    "description": "決済タイムアウトの確認",
+                    "prompt": AGENT_TASK,
+                    "subagent_type": "Explore",
+                },
+            },
+        ),
+        Rule(
+            when="Timeout の値を報告",
+            text="client.go を読みます。",
+            tool_use={"name": "Read", "input": {"file_path": str(client_go)}},
+        ),
     ]
-    fake = FakeAnthropic(rules=rules, reply="了解しました。決済タイムアウトは 7 秒、リトライ 1 回で進めます。",
-                         after_tool="確認しました。client.go の Timeout を見て、変更内容を反映しました。")
+    fake = FakeAnthropic(
+        rules=rules,
+        reply="了解しました。決済タイムアウトは 7 秒、リトライ 1 回で進めます。",
+        after_tool="確認しました。client.go の Timeout を見て、変更内容を反映しました。",
+    )
     try:
         with fake:
             with Interactive(claude, ws, fake.url) as s:
@@ -146,7 +212,9 @@ def sessions(claude: Path, tmux: str, tmp_path_factory: pytest.TempPathFactory) 
         subagents = [p for p in transcripts(ws.home) if "subagents" in p.parts]
         # The preconditions the summarize tests rely on, as this Claude Code wrote them.
         assert "const Timeout = 7" in client_go.read_text(), "the Edit tool did not run"
-        assert any(PAYMENT_FACT in c for c in hook_contexts(main)), "memrecall did not inject into the session"
+        assert any(PAYMENT_FACT in c for c in hook_contexts(main)), (
+            "memrecall did not inject into the session"
+        )
         assert any(PAYMENT_FACT in c for c in hook_contexts(headless))
         assert subagents, "no subagent transcript was written"
         kinds = {d.get("type") for d in records(main)}
@@ -161,16 +229,29 @@ def summarize_env(s: Sessions, memrecall_home: Path, **extra: str) -> dict[str, 
     """The environment a daily scheduled `memrecall summarize` would have, an hour later."""
     later = (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat(timespec="seconds")
     return {
-        **base_env(s.ws.home), **s.ws.stores,
-        "MEMRECALL_HOME": str(memrecall_home), "MEMRECALL_NOW": later,
+        **base_env(s.ws.home),
+        **s.ws.stores,
+        "MEMRECALL_HOME": str(memrecall_home),
+        "MEMRECALL_NOW": later,
         "MEMRECALL_CLAUDE_PROJECTS": str(s.ws.home / ".claude" / "projects"),
-        "MEMRECALL_SUMMARIES": str(memrecall_home / "summaries"), "COLUMNS": "200", **extra,
+        "MEMRECALL_SUMMARIES": str(memrecall_home / "summaries"),
+        "COLUMNS": "200",
+        **extra,
     }
 
 
-def run_summarize(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(memrecall_binary()), "summarize", *args], env=env, capture_output=True,
-                          text=True, timeout=timeout, stdin=subprocess.DEVNULL, cwd=env["HOME"])
+def run_summarize(
+    env: dict[str, str], *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(memrecall_binary()), "summarize", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        cwd=env["HOME"],
+    )
 
 
 def written_summaries(memrecall_home: Path) -> list[Path]:
@@ -191,6 +272,7 @@ def table_row(stdout: str, session_id: str) -> str:
 
 # --- the tests ------------------------------------------------------------------------------------
 
+
 def test_dry_run_decisions_and_reasons(sessions: Sessions, tmp_path: Path) -> None:
     home = tmp_path / "mr"
     proc = run_summarize(summarize_env(sessions, home), "--dry-run")
@@ -208,13 +290,13 @@ def test_dry_run_decisions_and_reasons(sessions: Sessions, tmp_path: Path) -> No
     assert not written_summaries(home), "a dry run wrote a summary"
 
 
-CAPTURE = r'''
+CAPTURE = r"""
 import json, pathlib, re, sys, time
 out = pathlib.Path(sys.argv[1]); out.mkdir(parents=True, exist_ok=True)
 text = sys.stdin.read()
 (out / f"{time.time_ns()}.txt").write_text(text, encoding="utf-8")
 sys.stdout.write(pathlib.Path(sys.argv[2]).read_text(encoding="utf-8"))
-'''
+"""
 
 
 def test_command_backend_input_is_clean(sessions: Sessions, tmp_path: Path) -> None:
@@ -226,13 +308,16 @@ def test_command_backend_input_is_clean(sessions: Sessions, tmp_path: Path) -> N
     script.write_text(CAPTURE)
     reply.write_text(SUMMARY_JA.format(path=sessions.client_go))
     (home / "config.toml").write_text(
-        "[summarize]\nbackend = \"command\"\n"
-        f"command = {json.dumps(f'{sys.executable} {script} {captured} {reply}')}\n")
+        '[summarize]\nbackend = "command"\n'
+        f"command = {json.dumps(f'{sys.executable} {script} {captured} {reply}')}\n"
+    )
     recall_before = len(recall_log(sessions.ws.memrecall_home))
     proc = run_summarize(summarize_env(sessions, home))
     assert proc.returncode == 0, proc.stderr
     inputs = sorted(captured.glob("*.txt"))
-    assert len(inputs) == 1, f"expected one summarizer call (the interactive session), got {len(inputs)}"
+    assert len(inputs) == 1, (
+        f"expected one summarizer call (the interactive session), got {len(inputs)}"
+    )
     text = inputs[0].read_text(encoding="utf-8")
     for prompt in PROMPTS:
         assert prompt in text, f"typed prompt missing from the summarizer input: {prompt!r}"
@@ -243,7 +328,9 @@ def test_command_backend_input_is_clean(sessions: Sessions, tmp_path: Path) -> N
     only_there = never_summarize_strings(sessions.main)
     assert len(only_there) > 20, "the transcript has fewer request/snapshot records than expected"
     leaked = [s for s in only_there if s in text]
-    assert not leaked, f"text found only in {sorted(NEVER_TYPES)} records reached the summarizer: {leaked[:5]}"
+    assert not leaked, (
+        f"text found only in {sorted(NEVER_TYPES)} records reached the summarizer: {leaked[:5]}"
+    )
     record = run_record(home)
     assert record["summarized"] == 1, record
     skipped = record["skipped"]
@@ -274,7 +361,8 @@ def test_claude_backend_for_real(sessions: Sessions, claude: Path, tmp_path: Pat
     original = settings_path.read_text()
     settings = json.loads(original)
     settings["hooks"]["UserPromptSubmit"].append(
-        {"hooks": [{"type": "command", "command": SENTINEL_HOOK.format(flag=flag), "timeout": 10}]})
+        {"hooks": [{"type": "command", "command": SENTINEL_HOOK.format(flag=flag), "timeout": 10}]}
+    )
     before = set(transcripts(sessions.ws.home))
     recall_before = len(recall_log(sessions.ws.memrecall_home))
     fake = FakeAnthropic(side_reply=SUMMARY_JA.format(path=sessions.client_go))
@@ -290,9 +378,14 @@ def test_claude_backend_for_real(sessions: Sessions, claude: Path, tmp_path: Pat
             summarizer_requests = fake.messages()
             # Control: the sentinel does fire in an ordinary session with these settings.
             control.mkdir()
-            subprocess.run([str(claude), "-p", "hello there"], cwd=control, capture_output=True, timeout=60,
-                           env={**base_env(sessions.ws.home, fake.url), "MEMRECALL_INTERNAL": "1"},
-                           stdin=subprocess.DEVNULL)
+            subprocess.run(
+                [str(claude), "-p", "hello there"],
+                cwd=control,
+                capture_output=True,
+                timeout=60,
+                env={**base_env(sessions.ws.home, fake.url), "MEMRECALL_INTERNAL": "1"},
+                stdin=subprocess.DEVNULL,
+            )
             control_ran = flag.exists()
             flag.unlink(missing_ok=True)
     finally:
@@ -314,9 +407,12 @@ def test_claude_backend_for_real(sessions: Sessions, claude: Path, tmp_path: Pat
     assert not flag.exists(), "a UserPromptSubmit hook ran inside the summarizer's claude -p"
     assert len(recall_log(sessions.ws.memrecall_home)) == recall_before
     assert set(transcripts(sessions.ws.home)) == before, (
-        f"the summarizer's own run left a transcript: {set(transcripts(sessions.ws.home)) - before}")
+        f"the summarizer's own run left a transcript: {set(transcripts(sessions.ws.home)) - before}"
+    )
     record = run_record(home)
-    assert record["backend"] == "claude" and record["summarized"] == 1 and not record["failed"], record
+    assert record["backend"] == "claude" and record["summarized"] == 1 and not record["failed"], (
+        record
+    )
     (summary,) = written_summaries(home)
     assert summary.name.endswith(f"-{sessions.sid(sessions.main)[:8]}.md")
     assert "7 秒" in summary.read_text(encoding="utf-8")
