@@ -23,6 +23,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
+from . import textcut
 from .config import Settings
 from .errors import MemrecallError, UsageError
 
@@ -423,10 +424,10 @@ def _note_meta(memory: Memory) -> tuple[Any, dict[str, Any], str]:
     return doc, meta, body
 
 
-def _one_line(value: Any) -> str:
+def _one_line(value: Any, limit: int | None = None) -> str:
     if isinstance(value, (list, tuple)):
         value = " ".join(str(v) for v in value)
-    return " ".join(str(value or "").split())
+    return textcut.one_line(str(value or ""), limit)
 
 
 def summary_line(path: Path) -> str:
@@ -439,11 +440,7 @@ def summary_line(path: Path) -> str:
     if not front:
         return ""
     meta = frontmatter_lite.parse(front)
-    return _cap(_one_line(meta.get("summary") or meta.get("description")), 300)
-
-
-def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return _one_line(meta.get("summary") or meta.get("description"), 300)
 
 
 def _show_note(memory: Memory, settings: Settings, full: bool, query: str | None) -> Shown:
@@ -466,7 +463,7 @@ def _show_note(memory: Memory, settings: Settings, full: bool, query: str | None
     return Shown(
         store=memory.store, ref=memory.ref, path=str(memory.path), title=doc.title,
         date=date.astimezone().isoformat(timespec="seconds") if date else None,
-        summary=_cap(_one_line(meta.get("summary") or meta.get("description")), 300),
+        summary=_one_line(meta.get("summary") or meta.get("description"), 300),
         tags=list(doc.tags), mode="full" if full else "outline", text=text,
         links=_links(body, memory, settings),
     )
@@ -523,7 +520,7 @@ def _outline(body: str, keys: list[str]) -> str:
     for number in keep:
         if any(lines[n].strip() for n in range(previous + 1, number)):
             out.append("…")
-        out.append(_cap(lines[number].rstrip(), OUTLINE_LINE_CHARS))
+        out.append(textcut.cut(lines[number].rstrip(), OUTLINE_LINE_CHARS))
         previous = number
         if len(out) >= OUTLINE_MAX_LINES:
             break
@@ -676,7 +673,7 @@ def _day(value: Any) -> str:
 
 def _field_text(value: str, full: bool, one_line: bool = False) -> str:
     if one_line:
-        return _cap(_one_line(value), 300)
+        return _one_line(value, 300)
     lines = [line.rstrip() for line in value.strip("\n").split("\n")]
     if full or len(lines) <= BEADS_FIELD_LINES:
         return "\n".join(lines)
@@ -805,10 +802,10 @@ def _create(
 
     explicit_title = request.title or front.get("title")
     title = field_text(explicit_title) if explicit_title else _title_from(body)
-    title = _cap(title.lstrip("#").strip(), TITLE_MAX_CHARS) or "memory"
+    title = textcut.cut(title.lstrip("#").strip(), TITLE_MAX_CHARS) or "memory"
     summary_source = request.summary or front.get("summary") or front.get("description")
     if summary_source:
-        summary = _cap(field_text(summary_source), SUMMARY_MAX_CHARS)
+        summary = textcut.cut(field_text(summary_source), SUMMARY_MAX_CHARS)
     else:
         summary = _first_sentence(body)
     from .frontmatter_lite import as_list
@@ -896,8 +893,8 @@ def _first_sentence(body: str) -> str:
             continue  # a table row
         text = clean(_LIST_MARKER.sub("", stripped))
         sentence = _SENTENCE.match(text)
-        return _cap(sentence.group(1) if sentence else text, SUMMARY_MAX_CHARS)
-    return _cap(clean(_title_from(body)), SUMMARY_MAX_CHARS)
+        return textcut.cut(sentence.group(1) if sentence else text, SUMMARY_MAX_CHARS)
+    return textcut.cut(clean(_title_from(body)), SUMMARY_MAX_CHARS)
 
 
 def _tags(raw: list[str], redact: _Redactor) -> list[str]:

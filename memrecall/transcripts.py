@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from .errors import MemrecallError
-from .times import instant_or_none
 from .redact import has_optout, has_private, strip_private
+from .textcut import cut_head, cut_noted, cut_tail, one_line
+from .times import instant_or_none
 
 __all__ = [
     "TranscriptError", "Event", "ToolCall", "Session", "parse_session", "parse_lines",
@@ -226,47 +227,6 @@ def _parse_time(value: Any) -> datetime | None:
     return instant_or_none(value) if isinstance(value, str) else None
 
 
-# Characters a key, token or password is made of: a cut inside such a run drops the run.
-_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_\-.~:@%!$&*#^]+")
-
-
-def cut_head(text: str, limit: int) -> str:
-    """The first `limit` characters, never ending inside a token.
-
-    Cuts happen before redaction (the parser is stdlib-only), and half a key no longer looks
-    like a key to any detector; so a token that straddles the cut is dropped whole. Japanese
-    text has no spaces and is cut anywhere.
-    """
-    if len(text) <= limit:
-        return text
-    head = text[:limit]
-    if _TOKEN_CHARS.fullmatch(text[limit - 1: limit + 1]):
-        run = re.search(r"[A-Za-z0-9+/=_\-.~:@%!$&*#^]+$", head)
-        head = head[: run.start()] if run else head
-    return head.rstrip()
-
-
-def cut_tail(text: str, limit: int) -> str:
-    """The last `limit` characters, never starting inside a token (see `cut_head`)."""
-    if len(text) <= limit:
-        return text
-    tail = text[-limit:]
-    if _TOKEN_CHARS.fullmatch(text[-limit - 1: len(text) - limit + 1]):
-        run = re.match(r"[A-Za-z0-9+/=_\-.~:@%!$&*#^]+", tail)
-        tail = tail[run.end():] if run else tail
-    return tail.lstrip()
-
-
-def _first_line(text: str, limit: int) -> str:
-    line = " ".join(text.strip().split())
-    return line if len(line) <= limit else cut_head(line, limit - 1) + "…"
-
-
-def _short(text: str, limit: int) -> str:
-    text = text.strip()
-    return text if len(text) <= limit else cut_head(text, limit) + f" …[{len(text) - limit} chars cut]"
-
-
 def _render_tool(name: str, tool_input: Any, tool_id: str, session: Session) -> ToolCall:
     data = tool_input if isinstance(tool_input, dict) else {}
     paths: list[str] = []
@@ -278,7 +238,7 @@ def _render_tool(name: str, tool_input: Any, tool_id: str, session: Session) -> 
         detail = session.relative(data[key])
     elif name == "Bash":
         command = str(data.get("command") or "")
-        detail = _first_line(command, 200)
+        detail = one_line(command, 200, whole_tokens=True)
     elif name in ("Grep", "Glob"):
         pattern = str(data.get("pattern") or "")
         where = data.get("path")
@@ -287,18 +247,19 @@ def _render_tool(name: str, tool_input: Any, tool_id: str, session: Session) -> 
         detail = f"{pattern!r}" + (f" in {session.relative(where)}" if isinstance(where, str) and where else "")
     elif name in ("Task", "Agent"):
         kind = data.get("subagent_type") or "agent"
-        detail = f"({kind}) {_first_line(str(data.get('description') or data.get('prompt') or ''), 120)}"
+        what = str(data.get("description") or data.get("prompt") or "")
+        detail = f"({kind}) {one_line(what, 120, whole_tokens=True)}"
     elif name == "WebFetch":
         url = str(data.get("url") or "")
         detail = url
     elif name == "WebSearch":
-        detail = _first_line(str(data.get("query") or ""), 160)
+        detail = one_line(str(data.get("query") or ""), 160, whole_tokens=True)
     elif name == "TodoWrite":
         todos = data.get("todos")
         detail = f"{len(todos)} items" if isinstance(todos, list) else ""
     else:
         first = next((v for v in data.values() if isinstance(v, str) and v.strip()), "")
-        detail = _first_line(first, 120)
+        detail = one_line(first, 120, whole_tokens=True)
     line = f"{name} {detail}".rstrip()
     return ToolCall(name=name, line=line, paths=paths, command=command, url=url, tool_id=tool_id)
 
@@ -491,11 +452,12 @@ class _Builder:
         call = self.tools_by_id.get(str(block.get("tool_use_id") or ""))
         if block.get("is_error") is True:
             text = re.sub(r"</?tool_use_error>", "", text)
-            self.keep(Event("tool_error", _short(text, ERROR_KEEP), moment, tool=call))
+            self.keep(Event("tool_error", cut_noted(text.strip(), ERROR_KEEP), moment, tool=call))
             return
         if call is not None and call.name in ("Read", "Write", "Edit", "MultiEdit", "NotebookEdit", "TodoWrite"):
             return  # file contents and "updated successfully": the call line says enough
-        self.keep(Event("tool_output", _short(text, TOOL_OUTPUT_KEEP), moment, tool=call))
+        output = cut_noted(text.strip(), TOOL_OUTPUT_KEEP)
+        self.keep(Event("tool_output", output, moment, tool=call))
 
 
 # --- what one session may cost -----------------------------------------------------------

@@ -27,6 +27,7 @@ from ..config import Settings
 from ..errors import BackendUnavailable, SummarizeError, UsageError
 from ..redact import redact
 from ..resources import template
+from ..textcut import one_line
 from ..transcripts import Session
 from .condense import Condensed
 from .extractive import ExtractiveBackend
@@ -139,9 +140,9 @@ def child_env(base: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def _one_line(text: str, limit: int = 200) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+def _one_line(text: str) -> str:
+    # Already redacted: a plain cut is safe, and keeps a long token's start visible.
+    return one_line(text, 200)
 
 
 def _run(argv: list[str], prompt: str, cwd: Path, timeout: int, what: str) -> subprocess.CompletedProcess[bytes]:

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..redact import redact
-from ..transcripts import Event, Session, cut_head, cut_tail, has_japanese, strip_injections
+from ..textcut import cut_noted, one_line
+from ..transcripts import Event, Session, has_japanese, strip_injections
 
 Redactor = Callable[[str], "tuple[str, int]"]
 
@@ -53,16 +54,8 @@ def session_language(session: Session, setting: str) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    head = limit * 2 // 3
-    tail = limit - head
-    return f"{cut_head(text, head)} …[{len(text) - limit} chars cut]… {cut_tail(text, tail)}"
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else cut_head(flat, limit - 1) + "…"
+    # The start of a prompt or reply says what it asks, its end what it concluded.
+    return cut_noted(text, limit, tail=limit - limit * 2 // 3)
 
 
 def _render(event: Event, clean: Redactor) -> tuple[str | None, int]:
@@ -75,14 +68,14 @@ def _render(event: Event, clean: Redactor) -> tuple[str | None, int]:
         return f"[tool] {text}", n
     elif event.kind == "tool_error":
         text, n = clean(event.text)
-        return f"[error] {_one_line(text, ERROR_KEEP)}", n
+        return f"[error] {one_line(text, ERROR_KEEP, whole_tokens=True)}", n
     elif event.kind == "tool_output":
         name = event.tool.name if event.tool else ""
         keep = OUTPUT_KEEP.get(name, 0)
         if not keep:
             return None, 0
         text, n = clean(strip_injections(event.text))
-        return (f"[output] {_one_line(text, keep)}" if text else None), n
+        return (f"[output] {one_line(text, keep, whole_tokens=True)}" if text else None), n
     else:
         return None, 0
     text, n = clean(strip_injections(event.text))

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..redact import redact
+from ..textcut import cut, one_line
 from ..transcripts import Session
 
 SECTIONS: dict[str, tuple[str, str, str, str, str]] = {
@@ -84,7 +85,7 @@ def postfilter(text: str, session: Session, language: str) -> Summary:
     if not cleaned:
         raise Rejected("empty output")
     if _REFUSAL.search(cleaned[:300]):
-        raise Rejected("the model refused: " + " ".join(cleaned.split())[:80])
+        raise Rejected("the model refused: " + one_line(cleaned, 80))
     if len(_TURN.findall(cleaned)) >= 2:
         raise Rejected("a conversation, not a summary")
     start = cleaned.find("## ")
@@ -119,8 +120,7 @@ def postfilter(text: str, session: Session, language: str) -> Summary:
     if not title:
         title = _fallback_title(session)
     limit = TITLE_MAX["ja" if language == "ja" else "en"]
-    if len(title) > limit:
-        title = title[: limit - 1].rstrip() + "…"
+    title = cut(title, limit)
 
     dropped: list[str] = []
     allowed = session.input_paths()
@@ -187,5 +187,5 @@ def _fallback_title(session: Session) -> str:
         return session.title_hint()
     for event in session.human_turns:
         if event.text.strip():
-            return " ".join(event.text.split())
+            return one_line(event.text)
     return session.session_id[:8]
