@@ -41,6 +41,7 @@ DEFAULT_TIMEOUT = 10
 CRON_MARK = "# memrecall daily"
 LAUNCHD_LABEL = "com.memrecall.daily"
 DAILY_WRAPPER = "memrecall-daily"  # in $MEMRECALL_HOME/bin: what cron and launchd run
+DAILY_HOUR, DAILY_MINUTE = 4, 17  # cron and launchd; local time, when a laptop is likely idle
 WINDOWS_TASKS = (("memrecall-summarize", "summarize", "04:17"), ("memrecall-prune", "prune", "04:47"))
 PLATFORMS = ("linux", "macos", "windows")
 # Carried into the scheduled job: schedulers do not run the user's shell profile.
@@ -518,6 +519,7 @@ class Schedule:
     platform: str
     text: str  # what to print: a crontab line, a plist, or schtasks commands
     where: str  # human description of where it goes
+    scheduler: str = ""  # cron, launchd or Windows Task Scheduler: named in everything init says
     cron_line: str = ""
     plist_path: Path | None = None
     plist: bytes = b""
@@ -526,6 +528,39 @@ class Schedule:
     # in the crontab stays short enough to read.
     wrapper_path: Path | None = None
     wrapper: str = ""
+    log_path: Path | None = None
+
+    def timing(self) -> str:
+        """When the job runs, what it runs and where its output goes: the same words whether
+        init installs it, would install it (--dry-run) or only prints it."""
+        if self.wrapper_path is None:  # Task Scheduler runs memrecall itself, once per command
+            tasks = ", ".join(
+                f"task {name} runs `memrecall {sub}` at {at}" for name, sub, at in WINDOWS_TASKS)
+            return f"every day (local time): {tasks}; no wrapper script on Windows"
+        at = f"{DAILY_HOUR:02d}:{DAILY_MINUTE:02d}"
+        return (f"every day at {at} (local time): {self.wrapper_path}, "
+                f"which runs memrecall summarize then prune, output in {self.log_path}")
+
+    def change(self, remove: bool = False) -> str:
+        """What `init --schedule` does to the scheduler, as a verb phrase: --dry-run says it
+        before anything is written."""
+        wrapper, agent = self.wrapper_path, self.plist_path
+        if self.platform == "linux":
+            if remove:
+                return (f"remove the line tagged `{CRON_MARK}` from your crontab (crontab -), "
+                        f"then delete {wrapper}")
+            return (f"write {wrapper}, then add a line tagged `{CRON_MARK}` that runs it to your "
+                    "crontab (crontab -)")
+        if self.platform == "macos":
+            if remove:
+                return (f"unload and delete the agent {agent} (launchctl unload -w), "
+                        f"then delete {wrapper}")
+            return (f"write {wrapper} and the agent {agent} that runs it, "
+                    "then load it (launchctl load -w)")
+        names = " and ".join(name for name, _, _ in WINDOWS_TASKS)
+        if remove:
+            return f"delete the tasks {names} (schtasks /Delete)"
+        return f"create the tasks {names} (schtasks /Create)"
 
 
 def _carried_env(memrecall_home: Path, claude: str | None) -> dict[str, str]:
@@ -562,16 +597,16 @@ def build_schedule(
     wrapper = memrecall_home / "bin" / DAILY_WRAPPER
     script = _wrapper_script(argv, _carried_env(memrecall_home, claude), log)
     if platform == "linux":
-        line = f"17 4 * * * {quote(str(wrapper), 'linux')} {CRON_MARK}"
+        line = f"{DAILY_MINUTE} {DAILY_HOUR} * * * {quote(str(wrapper), 'linux')} {CRON_MARK}"
         line = line.replace("%", r"\%")  # cron turns a bare % into a newline
-        return Schedule(platform, line, "your crontab (crontab -e)", cron_line=line,
-                        wrapper_path=wrapper, wrapper=script)
+        return Schedule(platform, line, "your crontab (crontab -e)", scheduler="cron",
+                        cron_line=line, wrapper_path=wrapper, wrapper=script, log_path=log)
     if platform == "macos":
         plist_path = Path.home() / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
         payload = {
             "Label": LAUNCHD_LABEL,
             "ProgramArguments": [str(wrapper)],
-            "StartCalendarInterval": {"Hour": 4, "Minute": 17},
+            "StartCalendarInterval": {"Hour": DAILY_HOUR, "Minute": DAILY_MINUTE},
             # The script logs there itself; these catch a script that cannot start.
             "StandardOutPath": str(log),
             "StandardErrorPath": str(log),
@@ -582,8 +617,8 @@ def build_schedule(
             f"# {plist_path}\n{data.decode('utf-8')}"
             f"# then: launchctl load -w {quote(str(plist_path), 'macos')}\n"
         )
-        return Schedule(platform, text, str(plist_path), plist_path=plist_path, plist=data,
-                        wrapper_path=wrapper, wrapper=script)
+        return Schedule(platform, text, str(plist_path), scheduler="launchd", plist_path=plist_path,
+                        plist=data, wrapper_path=wrapper, wrapper=script, log_path=log)
     commands = []
     for name, sub, at in WINDOWS_TASKS:
         commands.append(
@@ -591,7 +626,8 @@ def build_schedule(
              "/TR", f"{command_line(argv, 'windows')} {sub}"]
         )
     text = "\n".join(subprocess.list2cmdline(c) for c in commands) + "\n"
-    return Schedule(platform, text, "Task Scheduler (tasks memrecall-summarize, memrecall-prune)", schtasks=commands)
+    return Schedule(platform, text, "Task Scheduler (tasks memrecall-summarize, memrecall-prune)",
+                    scheduler="Windows Task Scheduler", schtasks=commands)
 
 
 def _run(argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
@@ -634,20 +670,23 @@ def write_wrapper(schedule: Schedule) -> Path | None:
     return path
 
 
-def _remove_wrapper(schedule: Schedule) -> None:
-    if schedule.wrapper_path is not None:
-        try:
-            schedule.wrapper_path.unlink()
-        except FileNotFoundError:
-            pass
-        except OSError as exc:
-            raise MemrecallError(
-                f"cannot remove {schedule.wrapper_path}: {exc.strerror or exc}"
-            ) from None
+def _remove_wrapper(schedule: Schedule) -> bool:
+    """Delete the wrapper script; True when there was one."""
+    if schedule.wrapper_path is None:
+        return False
+    try:
+        schedule.wrapper_path.unlink()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise MemrecallError(
+            f"cannot remove {schedule.wrapper_path}: {exc.strerror or exc}") from None
+    return True
 
 
 def install_schedule(schedule: Schedule, memrecall_home: Path, remove: bool = False) -> str:
-    """Install (or remove) the daily job on this machine. Returns a one-line outcome."""
+    """Install (or remove) the daily job on this machine. Returns what was done to the
+    scheduler (`schedule.scheduler`) and to which files, without a final full stop."""
     if schedule.platform != current_platform():
         raise UsageError(
             f"--schedule installs only for this machine ({current_platform()}); "
@@ -656,8 +695,8 @@ def install_schedule(schedule: Schedule, memrecall_home: Path, remove: bool = Fa
     if not remove:
         write_wrapper(schedule)  # before the job that runs it
     outcome = _update_scheduler(schedule, memrecall_home, remove)
-    if remove:
-        _remove_wrapper(schedule)  # after the job that ran it is gone
+    if remove and _remove_wrapper(schedule):  # after the job that ran it is gone
+        outcome += f"; deleted {schedule.wrapper_path}"
     return outcome
 
 
@@ -668,32 +707,39 @@ def _update_scheduler(schedule: Schedule, memrecall_home: Path, remove: bool) ->
         new_lines = kept if remove else [*kept, schedule.cron_line]
         new = "\n".join(new_lines) + ("\n" if new_lines else "")
         if new == current or (not current and not new):
-            return "crontab already up to date" if not remove else "no memrecall job in the crontab"
+            if remove:
+                return f"no line tagged `{CRON_MARK}` in your crontab, nothing to remove"
+            return f"your crontab already has the line tagged `{CRON_MARK}`, left unchanged"
         if current:
             stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
             write_atomic(_free(memrecall_home / "backups" / f"crontab-{stamp}.txt"), current)
         done = _run(["crontab", "-"], stdin=new)
         if done.returncode != 0:
             raise MemrecallError(f"crontab - failed: {(done.stderr or '').strip()[:200]}")
-        return "removed the memrecall job from the crontab" if remove else "added the daily job to the crontab"
+        if remove:
+            return f"removed the line tagged `{CRON_MARK}` from your crontab (crontab -)"
+        return f"added a line tagged `{CRON_MARK}` to your crontab (crontab -l shows it)"
     if schedule.platform == "macos":
         assert schedule.plist_path is not None
         path = schedule.plist_path
         if remove:
             if not path.exists():
-                return f"no {path}"
+                return f"no agent at {path}, nothing to remove"
             _run(["launchctl", "unload", "-w", str(path)])
             path.unlink()
-            return f"unloaded and removed {path}"
+            return f"unloaded and removed the agent {path}"
         write_atomic(path, schedule.plist)
         _run(["launchctl", "unload", str(path)])  # reload when it was there already
         done = _run(["launchctl", "load", "-w", str(path)])
         if done.returncode != 0:
             raise MemrecallError(f"launchctl load failed: {(done.stderr or '').strip()[:200]}")
-        return f"wrote {path} and loaded it"
+        return f"wrote the agent {path} and loaded it (launchctl load -w)"
     for command, (name, _, _) in zip(schedule.schtasks, WINDOWS_TASKS):
         argv = ["schtasks", "/Delete", "/F", "/TN", name] if remove else command
         done = _run(argv)
         if done.returncode != 0 and not remove:
             raise MemrecallError(f"schtasks failed for {name}: {(done.stderr or done.stdout or '').strip()[:200]}")
-    return "removed the scheduled tasks" if remove else "created the scheduled tasks memrecall-summarize and memrecall-prune"
+    names = " and ".join(name for name, _, _ in WINDOWS_TASKS)
+    if remove:
+        return f"deleted the tasks {names} (schtasks /Delete)"
+    return f"created the tasks {names} (schtasks /Create)"

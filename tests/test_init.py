@@ -623,7 +623,7 @@ def test_another_platform_prints_the_wrapper_instead_of_writing_it(
     wrapper = isolated_home / "bin" / "memrecall-daily"
     assert code == 0 and not wrapper.exists()
     assert out.startswith(f"# 1. {wrapper} (chmod 755):\n#!/bin/sh\n")
-    assert "# 2. " in out and f"Daily jobs on {other}: add this to " in err
+    assert "# 2. " in out and f"Daily jobs for {other}, printed only " in err
 
 
 def test_schtasks_commands(isolated_home: Path) -> None:
@@ -667,23 +667,179 @@ def fake_crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return table
 
 
-@pytest.mark.skipif(sys.platform in ("win32", "darwin"), reason="cron is the Linux route")
-def test_schedule_installs_into_crontab(settings_file: Path, fake_crontab: Path, isolated_home: Path,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "init", "--schedule")
-    assert code == 0 and "Added the daily job to the crontab." in err
-    (line,) = fake_crontab.read_text(encoding="utf-8").splitlines()
+@pytest.fixture
+def this_machine(monkeypatch: pytest.MonkeyPatch):
+    """Make init take this machine for another platform: each platform's install path then runs
+    here, against the stand-ins below for crontab, launchctl and schtasks."""
+    def be(platform: str) -> None:
+        monkeypatch.setattr("memrecall.install.current_platform", lambda: platform)
+    return be
+
+
+@pytest.fixture
+def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Stand-ins for launchctl and schtasks on PATH: each call appends its words to a file."""
+    calls = tmp_path / "calls.txt"
+    bindir = tmp_path / "recorders"
+    bindir.mkdir()
+    for name in ("launchctl", "schtasks"):
+        script = bindir / name
+        script.write_text(f'#!/bin/sh\necho "{name} $*" >> "{calls}"\n', encoding="utf-8")
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return calls
+
+
+def _calls(calls: Path) -> list[str]:
+    return calls.read_text(encoding="utf-8").splitlines() if calls.exists() else []
+
+
+def _said(err: str, start: str) -> str:
+    """The one stderr line that starts so (the hook's own lines come before it)."""
+    (line,) = [line for line in err.splitlines() if line.startswith(start)]
+    return line
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the crontab stand-in is a POSIX sh script")
+def test_schedule_on_linux_says_it_wrote_to_cron_which_script_runs_and_when(
+        settings_file: Path, fake_crontab: Path, isolated_home: Path, this_machine,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    this_machine("linux")
     wrapper = isolated_home / "bin" / "memrecall-daily"
+    log = isolated_home / "logs" / "schedule.log"
+    code, _, err = run(capsys, "init", "--schedule")
+    assert code == 0
+    assert _said(err, "Daily job") == (
+        "Daily job in cron: added a line tagged `# memrecall daily` to your crontab "
+        "(crontab -l shows it).")
+    assert _said(err, "It runs") == (
+        f"It runs every day at 04:17 (local time): {wrapper}, which runs memrecall summarize "
+        f"then prune, output in {log}.")
+    (line,) = fake_crontab.read_text(encoding="utf-8").splitlines()
     assert line == f"17 4 * * * {wrapper} # memrecall daily" and os.access(wrapper, os.X_OK)
     fake_crontab.write_text("0 1 * * * backup.sh\n" + line + "\n", encoding="utf-8")
     code, _, err = run(capsys, "init", "--schedule")
-    assert "Crontab already up to date." in err
+    assert _said(err, "Daily job") == (
+        "Daily job in cron: your crontab already has the line tagged `# memrecall daily`, "
+        "left unchanged.")
     code, _, err = run(capsys, "init", "--uninstall", "--schedule")
-    assert code == 0 and "Removed the memrecall job from the crontab." in err
+    assert code == 0
+    assert _said(err, "Daily job") == (
+        "Daily job in cron: removed the line tagged `# memrecall daily` from your crontab "
+        f"(crontab -); deleted {wrapper}.")
+    assert "It runs" not in err
     assert fake_crontab.read_text(encoding="utf-8") == "0 1 * * * backup.sh\n"
     assert not wrapper.exists()
     assert json.loads(settings_file.read_text(encoding="utf-8")) == {}
     assert len(list((isolated_home / "backups").glob("crontab-*.txt"))) >= 1
+    code, _, err = run(capsys, "init", "--uninstall", "--schedule")
+    assert _said(err, "Daily job") == (
+        "Daily job in cron: no line tagged `# memrecall daily` in your crontab, nothing to remove.")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the launchctl stand-in is a POSIX sh script")
+def test_schedule_on_macos_says_which_launchd_agent_it_wrote_and_loaded(
+        settings_file: Path, home: Path, isolated_home: Path, recorded: Path, this_machine,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    this_machine("macos")
+    wrapper = isolated_home / "bin" / "memrecall-daily"
+    log = isolated_home / "logs" / "schedule.log"
+    agent = home / "Library" / "LaunchAgents" / "com.memrecall.daily.plist"
+    code, _, err = run(capsys, "init", "--schedule")
+    assert code == 0
+    # The path as it is on disk: macOS folders have capitals (Library, LaunchAgents).
+    assert _said(err, "Daily job") == (
+        f"Daily job in launchd: wrote the agent {agent} and loaded it (launchctl load -w).")
+    assert _said(err, "It runs") == (
+        f"It runs every day at 04:17 (local time): {wrapper}, which runs memrecall summarize "
+        f"then prune, output in {log}.")
+    assert plistlib.loads(agent.read_bytes())["ProgramArguments"] == [str(wrapper)]
+    assert os.access(wrapper, os.X_OK)
+    assert _calls(recorded)[-1] == f"launchctl load -w {agent}"
+    code, _, err = run(capsys, "init", "--uninstall", "--schedule")
+    assert code == 0
+    assert _said(err, "Daily job") == (
+        f"Daily job in launchd: unloaded and removed the agent {agent}; deleted {wrapper}.")
+    assert not agent.exists() and not wrapper.exists()
+    assert _calls(recorded)[-1] == f"launchctl unload -w {agent}"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the schtasks stand-in is a POSIX sh script")
+def test_schedule_on_windows_names_both_tasks_their_times_and_no_wrapper(
+        settings_file: Path, isolated_home: Path, recorded: Path, this_machine,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    this_machine("windows")
+    code, _, err = run(capsys, "init", "--schedule")
+    assert code == 0
+    assert _said(err, "Daily job") == (
+        "Daily job in Windows Task Scheduler: created the tasks memrecall-summarize and "
+        "memrecall-prune (schtasks /Create).")
+    assert _said(err, "It runs") == (
+        "It runs every day (local time): task memrecall-summarize runs `memrecall summarize` "
+        "at 04:17, task memrecall-prune runs `memrecall prune` at 04:47; no wrapper script on "
+        "Windows.")
+    made = _calls(recorded)
+    tasks = [call.split(" /TN ")[1].split()[0] for call in made]
+    assert tasks == ["memrecall-summarize", "memrecall-prune"]
+    assert "/SC DAILY /ST 04:17 /TN memrecall-summarize" in made[0]
+    assert not (isolated_home / "bin" / "memrecall-daily").exists()
+    code, _, err = run(capsys, "init", "--uninstall", "--schedule")
+    assert _said(err, "Daily job") == (
+        "Daily job in Windows Task Scheduler: deleted the tasks memrecall-summarize and "
+        "memrecall-prune (schtasks /Delete).")
+    assert _calls(recorded)[-2:] == ["schtasks /Delete /F /TN memrecall-summarize",
+                                     "schtasks /Delete /F /TN memrecall-prune"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the stand-ins are POSIX sh scripts")
+@pytest.mark.parametrize(("platform", "would"), [
+    ("linux", ("cron: write {wrapper}, then add a line tagged `# memrecall daily` that runs it "
+               "to your crontab (crontab -)")),
+    ("macos", ("launchd: write {wrapper} and the agent {agent} that runs it, then load it "
+               "(launchctl load -w)")),
+    ("windows", ("Windows Task Scheduler: create the tasks memrecall-summarize and "
+                 "memrecall-prune (schtasks /Create)")),
+], ids=["linux", "macos", "windows"])
+def test_a_dry_run_says_which_scheduler_it_would_write_to_and_writes_nothing(
+        platform: str, would: str, settings_file: Path, home: Path, isolated_home: Path,
+        fake_crontab: Path, recorded: Path, this_machine,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    this_machine(platform)
+    wrapper = isolated_home / "bin" / "memrecall-daily"
+    agent = home / "Library" / "LaunchAgents" / "com.memrecall.daily.plist"
+    code, out, err = run(capsys, "init", "--dry-run", "--schedule")
+    assert code == 0
+    assert _said(err, "Dry run: --schedule") == (
+        f"Dry run: --schedule would use {would.format(wrapper=wrapper, agent=agent)}; "
+        "nothing was written.")
+    when = "every day (local time): task memrecall-summarize" if platform == "windows" else (
+        f"every day at 04:17 (local time): {wrapper}, which runs memrecall summarize then prune")
+    assert _said(err, "It would run").startswith(f"It would run {when}")
+    assert ("schtasks /Create" if platform == "windows" else "#!/bin/sh\n") in out
+    assert not wrapper.exists() and not agent.exists() and not settings_file.exists()
+    assert not fake_crontab.exists() and _calls(recorded) == []
+    code, out, err = run(capsys, "init", "--dry-run", "--schedule", "--uninstall")
+    assert code == 0 and "Dry run: --uninstall --schedule would use " in err
+    assert _calls(recorded) == []
+
+
+def test_another_platforms_job_is_said_to_be_printed_only(
+        settings_file: Path, isolated_home: Path, this_machine,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    this_machine("linux")
+    code, out, err = run(capsys, "init", "--platform", "windows")
+    assert code == 0
+    assert _said(err, "Daily jobs") == (
+        "Daily jobs for windows, printed only (init installs nothing for a platform other than "
+        "this linux machine): Windows Task Scheduler would run the job every day (local time): "
+        "task memrecall-summarize runs `memrecall summarize` at 04:17, task memrecall-prune runs "
+        "`memrecall prune` at 04:47; no wrapper script on Windows. On that machine, add this to "
+        "Task Scheduler (tasks memrecall-summarize, memrecall-prune):")
+    assert out.startswith("schtasks /Create ")
+    code, out, err = run(capsys, "init", "--platform", "macos", "--dry-run", "--schedule")
+    assert code == 0 and "Daily jobs for macos, printed only " in err
+    assert "launchd would run the job every day at 04:17 (local time)" in err
+    assert not (isolated_home / "bin" / "memrecall-daily").exists()
 
 
 # --- the plugin route ---------------------------------------------------------------------

@@ -74,8 +74,7 @@ def init_command(
         else:
             err(f"Dry run: {path} needs no change ({_describe(plan.status)}); nothing was written.")
         if schedule:
-            err(f"Dry run: with --schedule this would {'remove' if uninstall else 'install'} in {sched.where}:")
-            out(_with_wrapper(sched) if not uninstall else sched.text)
+            _say_dry_run_schedule(sched, uninstall, sched.platform == current_platform())
         return
 
     from ..install import apply_init, write_wrapper
@@ -105,7 +104,10 @@ def init_command(
     if backup is not None:
         err(f"Backup of the previous file: {backup}")
     if schedule:
-        err(install_schedule(sched, settings.home, remove=uninstall).capitalize() + ".")
+        done = install_schedule(sched, settings.home, remove=uninstall)
+        err(f"Daily job in {sched.scheduler}: {done}.")
+        if not uninstall:
+            err(f"It runs {sched.timing()}.")
     elif not uninstall and sched.platform == current_platform():
         written = write_wrapper(sched)
         wrote = f"wrote {written}; " if written else ""
@@ -113,10 +115,42 @@ def init_command(
             "or let memrecall init --schedule do it:")
         out(sched.text)
     elif not uninstall:
-        err(f"Daily jobs on {sched.platform}: add this to {sched.where}:")
+        _say_printed_only(sched)
         out(_with_wrapper(sched))
     if not uninstall and plan.status not in ("unchanged", "kept"):
         err("Claude Code picks the change up by itself; interactive sessions run hooks once the folder is trusted.")
+
+
+def _say_dry_run_schedule(sched: Schedule, uninstall: bool, here: bool) -> None:
+    from ._io import err, out
+
+    if not here and uninstall:
+        err(f"Dry run: --uninstall --schedule removes only this machine's job; the "
+            f"{sched.scheduler} job for {sched.platform} is removed on that machine; "
+            "nothing was written.")
+        return
+    if not here:
+        _say_printed_only(sched)
+        out(_with_wrapper(sched))
+        return
+    flags = "--uninstall --schedule" if uninstall else "--schedule"
+    err(f"Dry run: {flags} would use {sched.scheduler}: {sched.change(remove=uninstall)}; "
+        "nothing was written.")
+    if uninstall:
+        out(sched.text)
+        return
+    err(f"It would run {sched.timing()}. What it would write:")
+    out(_with_wrapper(sched))
+
+
+def _say_printed_only(sched: Schedule) -> None:
+    """Another platform's job: init writes nothing for it, so say where it goes by hand."""
+    from ..install import current_platform
+    from ._io import err
+
+    err(f"Daily jobs for {sched.platform}, printed only (init installs nothing for a platform "
+        f"other than this {current_platform()} machine): {sched.scheduler} would run the job "
+        f"{sched.timing()}. On that machine, add this to {sched.where}:")
 
 
 def _with_wrapper(sched: Schedule) -> str:
