@@ -37,9 +37,11 @@ _CUE_JA = re.compile(
 )
 _CUE_EN = re.compile(
     r"\b(?:last time|previous(?:ly)?|earlier|before|again|remind me|remember|recall|did we|"
-    r"have we|had we|we (?:decided|chose|agreed|settled|used|fixed|found|noted|wrote|did|had|ended up)|"
+    r"have we|had we|"
+    r"we (?:decided|chose|agreed|settled|used|fixed|found|noted|wrote|did|had|ended up)|"
     r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
-    r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|that (?:issue|ticket|bug|incident|note|time)|"
+    r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|"
+    r"that (?:issue|ticket|bug|incident|note|time)|"
     r"(?:our|my) notes?|follow[- ]up|still (?:open|broken|failing)|what happened)\b",
     re.IGNORECASE,
 )
@@ -48,9 +50,12 @@ _DEICTIC_JA = re.compile(r"この(?!前|間|あいだ)|これ|ここ|今の|現�
 _DEICTIC_EN = re.compile(r"\b(?:this|these|here|the current|the following|below)\b", re.IGNORECASE)
 # A work order rather than a question: "add …", "make …", "…を追加して", "…にしてほしい".
 _ORDER_EN = re.compile(
-    r"^\s*(?:please\s+|can you\s+|could you\s+)?(?:add|make|write|fix|implement|create|refactor|rename|"
-    r"update|remove|delete|convert|extract|move|change|set up|setup|generate|explain|optimi[sz]e|improve|"
-    r"clean up|split|replace|bump|upgrade|format|document|translate|review|test|run|build|migrate|port|"
+    r"^\s*(?:please\s+|can you\s+|could you\s+)?"
+    r"(?:add|make|write|fix|implement|create|refactor|rename|"
+    r"update|remove|delete|convert|extract|move|change|set up|setup|generate|explain|"
+    r"optimi[sz]e|improve|"
+    r"clean up|split|replace|bump|upgrade|format|document|translate|review|test|run|build|"
+    r"migrate|port|"
     r"introduce|wrap|return|use|read|parse|validate|handle|log|print|show|list|sort|cache)\b",
     re.IGNORECASE,
 )

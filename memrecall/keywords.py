@@ -36,7 +36,10 @@ _IDENTIFIER = re.compile(
             + _R,
             # Typed in capitals (`BD-7F3A`): a hash of letters and digits, which no ticket has.
             _L
-            + r"(?P<beads_upper>[A-Z][A-Z0-9]{0,15}-(?=[A-Z]*\d)(?=\d*[A-Z])[0-9A-Z]{3,8}(?:\.\d+)*)"
+            + (
+                r"(?P<beads_upper>[A-Z][A-Z0-9]{0,15}-"
+                r"(?=[A-Z]*\d)(?=\d*[A-Z])[0-9A-Z]{3,8}(?:\.\d+)*)"
+            )
             + _R,
             # Hyphens allowed before the first dot: `docker-compose.yml` is one file name.
             _L
@@ -48,7 +51,10 @@ _IDENTIFIER = re.compile(
             + _R,
             _L + r"(?P<kebab>[a-z][a-z0-9]*(?:-[a-z0-9]+){2,})" + _R,
             _L
-            + r"(?P<camel>[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*)"
+            + (
+                r"(?P<camel>[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*"
+                r"|[A-Z]{2,}[a-z][A-Za-z0-9]*)"
+            )
             + _R,
             _L + r"(?P<alnum>\d+[A-Za-z]+[A-Za-z0-9]*|[A-Za-z]+\d+[A-Za-z0-9]*)" + _R,
             _L + r"(?P<number>\d{3,})" + _R,

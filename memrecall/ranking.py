@@ -1,6 +1,7 @@
 """Scores for matched documents. The README's "Ranking" section describes these numbers.
 
-score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k) × (0.5 + coverage) × store factor
+score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k)
+        × (0.5 + coverage) × store factor
 
 - rarity(k) = min(1, ln(1 + N/df) / ln(1 + min(N, 1000))): 1.0 for a keyword found in one
   document, near 0 for one found everywhere; N is the store's document count, so thresholds

@@ -462,12 +462,14 @@ def _snippet(text: str, keys: set[str]) -> str:
 # Lines that say nothing a reader can use: a keyword footer (`[[INV-88]] [[在庫同期]]`,
 # `#tag #tag`), a bare URL, a list marker or rule with nothing after it.
 _MARKUP_ONLY = re.compile(
-    r"^(?:\s|[-*+>#|:=~`_.,;、。・]|\d+\.|\[\[[^\]]*\]\]|#[^\s#]+|https?://\S+|\[[ xX]\]|\[[^\]]*\]\([^)]*\))*$"
+    r"^(?:\s|[-*+>#|:=~`_.,;、。・]|\d+\.|\[\[[^\]]*\]\]|#[^\s#]+|https?://\S+"
+    r"|\[[ xX]\]|\[[^\]]*\]\([^)]*\))*$"
 )
 # Lines that state an outcome: what a memory is for.
 _TELLING = re.compile(
     r"決定|決め|結論|原因|対策|方針|理由|注意|ハマ|落とし穴|解決|回避|結果|採用|やめ|変更し|にした|"
-    r"decid|conclu|because|root cause|fix|workaround|gotcha|caveat|instead|chose|must|never|always|→|=>",
+    r"decid|conclu|because|root cause|fix|workaround|gotcha|caveat|instead|chose|"
+    r"must|never|always|→|=>",
     re.IGNORECASE,
 )
 _CODE_CHARS = re.compile(r"[{}();=<>$\[\]]")

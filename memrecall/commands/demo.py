@@ -33,8 +33,8 @@ def demo_command(
 
     console = Console()
     console.print(
-        f"[bold]memrecall demo[/bold] — sample vault, beads file and summaries shipped in the package; "
-        f"'now' is {DEMO_NOW}. Each prompt runs through the same code as the hook.\n"
+        "[bold]memrecall demo[/bold] — sample vault, beads file and summaries shipped in the "
+        f"package; 'now' is {DEMO_NOW}. Each prompt runs through the same code as the hook.\n"
     )
     with tempfile.TemporaryDirectory(prefix="memrecall-demo-") as tmp:
         root = home or Path(tmp)

@@ -157,7 +157,8 @@ def status_command(
         return
     if not settings.index.enabled:
         err(
-            "The index is disabled ([index] enabled = false or MEMRECALL_INDEX=off): ripgrep answers."
+            "The index is disabled ([index] enabled = false or MEMRECALL_INDEX=off): "
+            "ripgrep answers."
         )
     if not state.exists:
         out(f"No index: {state.problem}. Searches use ripgrep until one is built.")
@@ -165,7 +166,8 @@ def status_command(
     age = f"{state.age_seconds:.0f} s" if state.age_seconds is not None else "unknown"
     out(
         f"{state.path}\n  documents: {state.documents}\n  size: {state.bytes / 1e6:.1f} MB\n"
-        f"  analyser: {state.backend}\n  built: {state.built_at}\n  refreshed: {state.refreshed_at} ({age} ago)"
+        f"  analyser: {state.backend}\n  built: {state.built_at}\n"
+        f"  refreshed: {state.refreshed_at} ({age} ago)"
     )
     if state.problem:
         out(f"  problem: {state.problem}")

@@ -55,7 +55,8 @@ def prune_command(
             _table(plan)
         err(
             f"Dry run: would {verb} {summaries} summaries older than {cutoff.date().isoformat()} "
-            f"and delete {plan.count('recall-log')} recall logs, {plan.count('session-state')} session states; "
+            f"and delete {plan.count('recall-log')} recall logs, "
+            f"{plan.count('session-state')} session states; "
             f"{plan.kept_summaries} summaries stay. Nothing was changed."
         )
         return
@@ -85,7 +86,8 @@ def prune_command(
     )
     err(
         f"{first}; deleted {result.done.get('recall-log', 0)} recall logs and "
-        f"{result.done.get('session-state', 0)} session states older than {cutoff.date().isoformat()}. "
+        f"{result.done.get('session-state', 0)} session states older than "
+        f"{cutoff.date().isoformat()}. "
         f"{plan.kept_summaries} summaries stay."
     )
     if result.kept_live:

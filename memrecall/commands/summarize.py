@@ -125,7 +125,8 @@ def _refresh_index(settings) -> None:  # type: ignore[no-untyped-def]
     refreshed, why = refresh_if_present(settings)
     if refreshed is not None and (refreshed.added or refreshed.updated or refreshed.removed):
         typer.echo(
-            f"Index: +{refreshed.added} new, {refreshed.updated} updated, -{refreshed.removed} removed.",
+            f"Index: +{refreshed.added} new, {refreshed.updated} updated, "
+            f"-{refreshed.removed} removed.",
             err=True,
         )
     elif why and why not in ("no index yet", "index disabled"):
@@ -206,8 +207,14 @@ def _summary(report: "RunReport") -> None:
     else:
         ratio = ""
         if report.chars_sent and report.raw_bytes:
-            ratio = f" ({report.chars_sent / report.raw_bytes:.1%} of {report.raw_bytes:,} raw transcript bytes)"
-        head = f"summarized {report.summarized}, failed {len(report.failed)}, sent {report.chars_sent:,} characters{ratio}"
+            ratio = (
+                f" ({report.chars_sent / report.raw_bytes:.1%} of {report.raw_bytes:,} "
+                "raw transcript bytes)"
+            )
+        head = (
+            f"summarized {report.summarized}, failed {len(report.failed)}, "
+            f"sent {report.chars_sent:,} characters{ratio}"
+        )
     typer.echo(head, err=True)
     typer.echo(f"skipped: {skipped}", err=True)
     oldest = report.oldest_unsummarized

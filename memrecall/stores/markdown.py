@@ -50,7 +50,8 @@ def inline_tags(body: str) -> list[str]:
 
 def fill_note(doc: Document, text: str) -> str:
     """Title, tags (frontmatter and inline), aliases and date of a note from its text, into
-    `doc`; returns the body (the text without its frontmatter). The index reads notes the same way."""
+    `doc`; returns the body (the text without its frontmatter). The index reads notes the same
+    way."""
     front_text, body, doc.body_start = frontmatter_lite.split(text)
     meta = frontmatter_lite.parse(front_text) if front_text else {}
     title = meta.get("title")

@@ -422,8 +422,9 @@ def _run(
         if session.dropped_chars:
             row.dropped_chars = session.dropped_chars
             report.notes.append(
-                f"session {found.session_id[:8]} is very long: {session.dropped_chars:,} characters were left out "
-                f"while reading it ({session.dropped_events:,} events of its middle, the middles of its longest "
+                f"session {found.session_id[:8]} is very long: "
+                f"{session.dropped_chars:,} characters were left out while reading it "
+                f"({session.dropped_events:,} events of its middle, the middles of its longest "
                 f"prompts); its start and end are summarized"
             )
         reason = discover.session_reason(session, settings)
