@@ -498,7 +498,11 @@ def _quoted_spans(match: re.Match[str]) -> list[tuple[int, int]]:
 # Japanese password words (no `パス` alone: that is also "path").
 _JA_STRONG = r"(?:パスワード|パスフレーズ|暗証番号|合言葉|PINコード)"
 # ASCII password words inside Japanese: whole words only (`password_hash` is code).
-_ASCII_PW = r"(?<![A-Za-z0-9_])(?:PW|pw|Pw|pwd|PWD|passwd|password|Password|PASSWORD|pass|PASS|PIN)(?![A-Za-z0-9_])"
+_ASCII_PW = (
+    r"(?<![A-Za-z0-9_])"
+    r"(?:PW|pw|Pw|pwd|PWD|passwd|password|Password|PASSWORD|pass|PASS|PIN)"
+    r"(?![A-Za-z0-9_])"
+)
 _ENV_STRONG_PARTS = (
     "PASSWORD",
     "PASSWD",
@@ -514,8 +518,9 @@ _ENV_STRONG_PARTS = (
 _ENV_WEAK_PARTS = ("KEY", "AUTH", "DSN")
 _ENV_NAMING = frozenset(
     """ID NAME NAMES ARN PATH FILE DIR URL URI TYPE REGION BUCKET PREFIX SUFFIX ENABLED ENABLE
-DISABLED LENGTH LEN SIZE TTL EXPIRY EXPIRES TIMEOUT HEADER FIELD KIND MODE VERSION COUNT MAX MIN FORMAT ALGORITHM ALG
-SCOPE SCOPES ISSUER AUDIENCE LOCATION ENDPOINT HOST PORT USER USERNAME EMAIL PROVIDER METHOD STORE ROTATION""".split()
+DISABLED LENGTH LEN SIZE TTL EXPIRY EXPIRES TIMEOUT HEADER FIELD KIND MODE VERSION COUNT MAX MIN
+FORMAT ALGORITHM ALG SCOPE SCOPES ISSUER AUDIENCE LOCATION ENDPOINT HOST PORT USER USERNAME EMAIL
+PROVIDER METHOD STORE ROTATION""".split()
 )
 
 
@@ -549,8 +554,10 @@ def _assignment_spans(match: re.Match[str]) -> list[tuple[int, int]]:
 
 
 _JA_WEAK = (
-    r"(?:アクセストークン|リフレッシュトークン|トークン|シークレットキー|シークレット|API ?キー|APIKey|API Key|"
-    r"アクセスキー|秘密鍵|暗号化キー|暗号鍵|復号キー|復号鍵|認証キー|認証情報|クレデンシャル|マスターキー|ライセンスキー|"
+    r"(?:アクセストークン|リフレッシュトークン|トークン|シークレットキー|シークレット|"
+    r"API ?キー|APIKey|API Key|"
+    r"アクセスキー|秘密鍵|暗号化キー|暗号鍵|復号キー|復号鍵|認証キー|認証情報|"
+    r"クレデンシャル|マスターキー|ライセンスキー|"
     r"秘密の値|秘密情報)"
 )
 _JA_NEEDS = (
@@ -573,11 +580,20 @@ _JA_NEEDS = (
     "クレデンシャル",
 )
 # After a keyword: `の値は`, `（本番）：`, `は「…」`, or nothing at all (`パスワードXYZでログイン`).
-_JA_JOIN = r"(?:[\(（][^\)）\n]{1,20}[\)）])?(?:の値|の中身|の文字列|の内容)?[ \t]*(?:は|が|を|って|とは|:|=|＝|→|->)?[ \t]*[「『\"'`]?"
+_JA_JOIN = (
+    r"(?:[\(（][^\)）\n]{1,20}[\)）])?(?:の値|の中身|の文字列|の内容)?"
+    r"[ \t]*(?:は|が|を|って|とは|:|=|＝|→|->)?[ \t]*[「『\"'`]?"
+)
 _ASCII_VALUE = r"([!-~]{3,200})"
 _EN_STRONG = r"(?<![$@%\w.\-/])(?:password|passwd|passphrase|passcode)"
-_EN_ANY = r"(?<![$@%\w.\-/])(?!(?-i:PASS\b))(?:password|passwd|passphrase|passcode|pass|pw|pwd|pin|secret|token|api[ _\-]?key)"
-_EN_FOR = r"(?:\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w@.\-]+(?:\s+(?:account|user|server|db|database|box|host|vm|instance|wifi|wi-fi))?)?"
+_EN_ANY = (
+    r"(?<![$@%\w.\-/])(?!(?-i:PASS\b))"
+    r"(?:password|passwd|passphrase|passcode|pass|pw|pwd|pin|secret|token|api[ _\-]?key)"
+)
+_EN_FOR = (
+    r"(?:\s+(?:for|of|on|to)\s+(?:the\s+|my\s+|our\s+|your\s+|this\s+)?[\w@.\-]+"
+    r"(?:\s+(?:account|user|server|db|database|box|host|vm|instance|wifi|wi-fi))?)?"
+)
 _EN_VERB = r"(?:is|was|are|were|will\s+be|should\s+be|is\s+now|becomes|became)"
 _OPEN_Q = r"[\"'`“‘]?"
 
@@ -585,14 +601,16 @@ _RULES: list[_Rule] = [
     # --- blocks ---
     _Rule(
         "private-key",
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
         ("-----begin",),
         flags=re.S,
     ),
     # Escaped newlines: a key pasted inside a JSON string or a tool input.
     _Rule(
         "private-key",
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:\\n|[A-Za-z0-9+/=\s])+?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----)?",
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:\\n|[A-Za-z0-9+/=\s])+?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY-----)?",
         ("-----begin",),
     ),
     # A key's body without its armour: the base64 of the format's own magic bytes
@@ -693,7 +711,8 @@ _RULES: list[_Rule] = [
     # ... and any length, when the words around it say what it is.
     _Rule(
         "cloud-secret-key",
-        r"(?i)(?:aws[ _\-]?secret(?:[ _\-]?access)?(?:[ _\-]?key)?|secret[ _\-]?access[ _\-]?key|secretaccesskey|"
+        r"(?i)(?:aws[ _\-]?secret(?:[ _\-]?access)?(?:[ _\-]?key)?|secret[ _\-]?access[ _\-]?key|"
+        r"secretaccesskey|"
         r"シークレットアクセスキー)[\"'\s]*(?:[:=]|=>|is|は|:)?[\"'\s]*([A-Za-z0-9+/]{16,}={0,2})",
         ("secret", "シークレットアクセスキー"),
         group=1,
@@ -908,7 +927,8 @@ _RULES: list[_Rule] = [
         "cli-credential",
         r"\b(?:curl|wget|http|https|xh|httpie|ab|lftp|ftp)\b"
         + _SAME_COMMAND
-        + r"[ \t](?:-u|-U|--user|--proxy-user|--http-user)(?:=|[ \t]*)[\"']?[^\s:\"']*:([^\s\"']{1,256})",
+        + r"[ \t](?:-u|-U|--user|--proxy-user|--http-user)(?:=|[ \t]*)"
+        r"[\"']?[^\s:\"']*:([^\s\"']{1,256})",
         ("curl", "wget", "http", "xh", "ab", "ftp"),
         group=1,
         check=_check_flag,
@@ -940,7 +960,8 @@ _RULES: list[_Rule] = [
     ),
     _Rule(
         "cli-credential",
-        r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?[\"']?[^\s:\"']+:([^\s\"']{1,128})[\"']?[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd",
+        r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?[\"']?[^\s:\"']+:([^\s\"']{1,128})[\"']?"
+        r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd",
         ("chpasswd",),
         group=1,
         check=_check_flag,
@@ -971,7 +992,8 @@ _RULES: list[_Rule] = [
     # .pgpass: `host:port:database:user:password`.
     _Rule(
         "pgpass-password",
-        r"(?m)^[ \t]*(?:[A-Za-z0-9.\-_\[\]]+|\*):(?:\d{1,5}|\*):(?:[^\s:]+|\*):(?:[^\s:]+|\*):(\S+)[ \t]*$",
+        r"(?m)^[ \t]*(?:[A-Za-z0-9.\-_\[\]]+|\*):(?:\d{1,5}|\*):"
+        r"(?:[^\s:]+|\*):(?:[^\s:]+|\*):(\S+)[ \t]*$",
         (":",),
         group=1,
         check=_check_strong,
@@ -1050,7 +1072,8 @@ _RULES: list[_Rule] = [
         group=1,
     ),
     # --- prose ---
-    # Japanese: `パスワードはKx9-mQ2-pL7zです`, `PWの値は…`, `パスワード：…`, `パスワード hunter2 で`.
+    # Japanese: `パスワードはKx9-mQ2-pL7zです`, `PWの値は…`, `パスワード：…`,
+    # `パスワード hunter2 で`.
     _Rule(
         "secret-assignment",
         _JA_STRONG
@@ -1091,14 +1114,16 @@ _RULES: list[_Rule] = [
     # `hunter2-Blue がパスワード`, `Kx9… というパスワード`, `…をパスワードに設定`.
     _Rule(
         "secret-assignment",
-        r"(?<![!-~])[「『\"'`]?([!-~]{4,200}?)[」』\"'`]?[ \t]*(?:が|を|は|という|って|って言う)[ \t]*"
+        r"(?<![!-~])[「『\"'`]?([!-~]{4,200}?)[」』\"'`]?"
+        r"[ \t]*(?:が|を|は|という|って|って言う)[ \t]*"
         r"(?:新しい|本番の|今の|DBの|管理者の|ログイン)?(?:パスワード|パスフレーズ|暗証番号|合言葉|PW)",
         _JA_NEEDS,
         group=1,
         check=_check_prose,
         trim=True,
     ),
-    # Any password word, then a quoted value: `パスフレーズ「correct horse」`, `password is "two words"`.
+    # Any password word, then a quoted value: `パスフレーズ「correct horse」`,
+    # `password is "two words"`.
     _Rule(
         "secret-assignment",
         r"(?i)(?:"
@@ -1211,7 +1236,8 @@ _TRACKING = _lazy(
     r"(?<![A-Za-z0-9_])(?:gclid|fbclid|msclkid|dclid|yclid|gbraid|wbraid|mc_eid|_ga|_gl)=$"
 )
 _PUBLIC_KEY = _lazy(
-    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+$"
+    r"(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d+"
+    r"|sk-(?:ssh-ed25519|ecdsa-sha2-nistp256)@openssh\.com)[ \t]+$"
 )
 
 
