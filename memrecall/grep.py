@@ -11,12 +11,13 @@ their snippets. If no `rg` binary can be found, a pure-Python scan gives the sam
 from __future__ import annotations
 
 import os
-import stat
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
+
+from .walk import walk_files
 
 if TYPE_CHECKING:
     import subprocess
@@ -178,24 +179,13 @@ def _collect(item: _Running, deadline: float | None) -> GrepResult:
 
 
 def _walk(root: Path, globs: list[str]) -> Iterable[Path]:
-    suffixes = tuple(g[1:] for g in globs if g.startswith("*."))
+    # A root may be one file (a beads export); only `*.ext` globs narrow a folder's files.
     if root.is_file():
         yield root
         return
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        for name in files:
-            if name.startswith(".") or (suffixes and not name.endswith(suffixes)):
-                continue
-            path = Path(folder) / name
-            # Regular files only, symlinks not followed (what rg does): reading a FIFO named
-            # `x.md` would block the hook until its watchdog fired, on every prompt.
-            try:
-                if not stat.S_ISREG(os.lstat(path).st_mode):
-                    continue
-            except OSError:
-                continue
-            yield path
+    suffixes = tuple(g[1:] for g in globs if g.startswith("*."))
+    for path, _ in walk_files(root, suffixes or None):
+        yield path
 
 
 def python_scan(job: GrepJob, patterns: list[str], deadline: float | None = None) -> GrepResult:

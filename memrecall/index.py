@@ -38,7 +38,7 @@ from .config import Settings
 # re-exported lazily so `memrecall.index` stays the one place to look.
 _BUILDER = {
     "refresh", "refresh_if_present", "status", "Status", "RefreshReport", "SourceDoc",
-    "documents_of", "markdown_doc", "beads_docs", "walk_markdown", "MANIFEST_NAME",
+    "documents_of", "markdown_doc", "beads_docs", "MANIFEST_NAME",
 }
 
 

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from .atomic import read_json, write_atomic, write_json_atomic
 from .config import Settings
@@ -25,6 +25,7 @@ from .index import (
     _TOKENIZER, MAX_FILE_BYTES, META_NAME, SCHEMA_VERSION, Root, _current, _register, _tantivy, cjk_grams,
     configured_roots, index_home,
 )
+from .walk import walk_files
 
 MANIFEST_NAME = "manifest.json"
 WRITER_HEAP = 64_000_000
@@ -59,30 +60,6 @@ class SourceDoc:
     @property
     def key(self) -> str:
         return f"{self.store}\x1f{self.root}\x1f{self.ref}"
-
-
-def walk_markdown(root: Path) -> Iterator[tuple[Path, os.stat_result]]:
-    """Markdown files under `root`: no dot-folders or dot-files, no symlinks (a link could
-    point anywhere on the disk), regular files only (a FIFO named `x.md` would block)."""
-    stack = [str(root)]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            try:
-                if entry.is_symlink():
-                    continue
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(entry.path)
-                elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=False):
-                    yield Path(entry.path), entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
 
 
 def _read_text(path: Path) -> str | None:
@@ -382,7 +359,7 @@ def _scan(roots: list[Root]) -> dict[str, tuple[Root, os.stat_result]]:
             continue
         if not root.path.is_dir():
             continue
-        for path, st in walk_markdown(root.path):
+        for path, st in walk_files(root.path):
             files.setdefault(str(path), (root, st))
     return files
 
@@ -679,7 +656,7 @@ def documents_of(settings: Settings) -> Iterable[SourceDoc]:
             for _, doc in beads_docs(root).values():
                 yield doc
         elif root.path.is_dir():
-            for path, st in walk_markdown(root.path):
+            for path, st in walk_files(root.path):
                 doc = markdown_doc(root, path, st)
                 if doc is not None:
                     yield doc

@@ -581,12 +581,12 @@ def _links(body: str, memory: Memory, settings: Settings) -> list[tuple[str, str
 
 def _notes_by_name(roots: list[_Root]) -> dict[str, dict[str, Path]]:
     """Per vault: note name (case-folded, no `.md`) → its path, shallowest path first."""
-    from .indexer import walk_markdown
+    from .walk import walk_files
 
     found: dict[str, dict[str, Path]] = {}
     for root in roots:
         names: dict[str, Path] = {}
-        for path, _ in sorted(walk_markdown(root.path), key=lambda item: len(item[0].parts)):
+        for path, _ in sorted(walk_files(root.path), key=lambda item: len(item[0].parts)):
             names.setdefault(path.stem.casefold(), path)
         found[str(root.path)] = names
     return found
@@ -991,16 +991,16 @@ def _refuse_duplicate(
     """Same title anywhere among the memories, or nearly the same text in the project's."""
     if not memories.is_dir():
         return
-    from .indexer import walk_markdown
     from .search import similarity
     from .stores.base import Document, read_head
     from .stores.markdown import fill_note
+    from .walk import walk_files
 
     wanted = " ".join(title.split()).casefold()
     mine = _comparable(body)
     project_folder = _real(memories / project)
     best: tuple[float, Path] | None = None
-    for path, _ in sorted(walk_markdown(memories)):
+    for path, _ in sorted(walk_files(memories)):
         doc = Document("obsidian", "", path)
         other_body = fill_note(doc, read_head(path, 64 * 1024))
         if " ".join(doc.title.split()).casefold() == wanted:

@@ -20,6 +20,7 @@ from .config import Settings
 from .errors import MemrecallError
 from .recall_log import LOG_PREFIX, log_files
 from .stores.base import date_from_name, parse_date, read_head
+from .walk import walk_files
 
 ARCHIVE_DIR = ".archive"
 # `YYYY-MM-DD-<sid8>.md`, optionally `.N` when two runs summarised one session.
@@ -82,14 +83,9 @@ def summary_info(path: Path, root: Path) -> SummaryInfo | None:
 
 
 def iter_summary_files(root: Path) -> list[Path]:
-    """Every `*.md` under the root outside dot-folders (the archive included), sorted."""
-    found: list[Path] = []
-    if not root.is_dir():
-        return found
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found += [Path(folder) / name for name in sorted(files) if name.endswith(".md") and not name.startswith(".")]
-    return found
+    """Every `*.md` under the root that search reads (the archive, a dot-folder, is not),
+    sorted; symlinks are left alone as search leaves them (see `memrecall.walk`)."""
+    return [path for path, _ in walk_files(root)]
 
 
 # --- the plan ---------------------------------------------------------------------------
