@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 __all__ = [
-    "write_atomic", "write_json_atomic", "read_json", "locked", "run_lock", "append_line", "LockTimeout",
+    "write_atomic", "write_json_atomic", "read_json", "locked", "run_lock", "append_line",
+    "LockTimeout", "numbered", "free_name",
 ]
 
 
@@ -62,6 +63,32 @@ def _link_new(tmp: str, path: Path) -> None:
         os.replace(tmp, path)
         return
     os.unlink(tmp)
+
+
+def numbered(
+    path: Path, *, first: int = 1, last: int = 999, sep: str = ".", keep_suffix: bool = True
+) -> Iterator[Path]:
+    """`path`, then the names beside it for when it is taken, numbered `first` to `last`:
+    `note.1.md`, `note.2.md`…; `sep="-"` gives `note-2.md`; without `keep_suffix` the number
+    ends the whole name (`settings.json.1`)."""
+    yield path
+    for n in range(first, last + 1):
+        name = f"{path.stem}{sep}{n}{path.suffix}" if keep_suffix else f"{path.name}{sep}{n}"
+        yield path.with_name(name)
+
+
+def free_name(
+    path: Path, *, first: int = 1, last: int = 999, sep: str = ".", keep_suffix: bool = True
+) -> Path:
+    """The first of `numbered(path, …)` that nothing occupies, not even a dangling symlink;
+    FileExistsError when every one is taken.
+
+    Checking is not claiming: this suits a name only one process picks (under a run lock).
+    Where others may race for it, try `write_atomic(…, exclusive=True)` over `numbered`."""
+    for candidate in numbered(path, first=first, last=last, sep=sep, keep_suffix=keep_suffix):
+        if not os.path.lexists(candidate):
+            return candidate
+    raise FileExistsError(errno.EEXIST, "no free name left beside it", str(path))
 
 
 def write_json_atomic(path: Path, value: Any) -> None:

@@ -946,12 +946,11 @@ def _slug(title: str) -> str:
 def _write_new(folder: Path, stem: str, text: str, memories: Path) -> Path:
     """Create `<stem>.md` (else `<stem>-2.md`, `-3`, …) atomically, never replacing a file;
     on failure nothing is left behind: no temp file, no folder made for it."""
-    from .atomic import write_atomic
+    from .atomic import numbered, write_atomic
 
     made = _missing_folders(folder, memories)
     try:
-        for n in range(1, 1000):
-            path = folder / (f"{stem}.md" if n == 1 else f"{stem}-{n}.md")
+        for path in numbered(folder / f"{stem}.md", first=2, sep="-"):
             try:
                 write_atomic(path, text, exclusive=True)
             except FileExistsError:

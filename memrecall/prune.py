@@ -129,17 +129,6 @@ class PrunePlan:
         }
 
 
-def _free_target(target: Path) -> Path:
-    """Never overwrite something already archived: add `.1`, `.2`… before the suffix."""
-    if not target.exists():
-        return target
-    for n in range(1, 10_000):
-        candidate = target.with_name(f"{target.stem}.{n}{target.suffix}")
-        if not candidate.exists():
-            return candidate
-    raise MemrecallError(f"too many archived copies of {target}")
-
-
 def _month_end(stem: str) -> datetime | None:
     match = re.fullmatch(re.escape(LOG_PREFIX) + r"(\d{4})-(\d{2})", stem)
     if not match:
@@ -214,7 +203,7 @@ def apply_prune(plan: PrunePlan, settings: Settings) -> PruneResult:
 
     A session state is checked again as it is deleted (under its session's lock): one a
     session wrote since the plan, or is writing now, stays (`kept_live`)."""
-    from .atomic import LockTimeout, run_lock
+    from .atomic import LockTimeout, free_name, run_lock
 
     result = PruneResult()
     try:
@@ -222,7 +211,8 @@ def apply_prune(plan: PrunePlan, settings: Settings) -> PruneResult:
             for item in plan.items:
                 try:
                     if item.kind == "summary" and item.action == "archive" and item.target is not None:
-                        target = _free_target(item.target)
+                        # Never over an archived copy: `x.1.md`, `x.2.md`… beside it.
+                        target = free_name(item.target, last=9999)
                         target.parent.mkdir(parents=True, exist_ok=True)
                         os.replace(item.path, target)
                         item.target = target

@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..atomic import write_atomic
+from ..atomic import numbered, write_atomic
 from ..redact import redact
 
 _CHECKSUM_LINE = re.compile(r"^checksum: *(\S+) *\n", re.M)
@@ -124,10 +124,6 @@ def summary_path(root: Path, start: datetime | None, fallback: datetime, session
     return root / f"{moment:%Y}" / f"{moment:%m}" / f"{moment:%Y-%m-%d}-{sid8}.md"
 
 
-def _beside(path: Path, index: int) -> Path:
-    return path.with_name(f"{path.stem}.{index}.md")
-
-
 def _session_of(text: str) -> str:
     found = re.search(r"^session_id: *'?([^'\n]*)'?\s*$", text, re.M)
     return found.group(1).strip() if found else ""
@@ -140,7 +136,7 @@ def choose_target(preferred: Path, session_id: str) -> tuple[Path, bool]:
     replace; one of another session (two ids sharing 8 characters) is left alone.
     """
     edited = False
-    candidates = [preferred] + [_beside(preferred, i) for i in range(2, 100)]
+    candidates = list(numbered(preferred, first=2, last=99))
     for candidate in candidates:
         try:
             existing = candidate.read_text(encoding="utf-8", errors="replace")
