@@ -21,6 +21,7 @@ from .config import Settings
 from .keywords import Keyword
 from .search import Hit
 from .stores.rules import rules_for
+from .textcut import cut
 
 # Keywords come from the head and the tail of a long prompt (a pasted log with the question
 # before or after it). The identifier pass costs ~0.3 s per MB and SudachiPy refuses input
@@ -29,7 +30,8 @@ KEYWORD_HEAD_CHARS = 6000
 KEYWORD_TAIL_CHARS = 4000
 
 _ACK = (
-    r"(?:ok(?:ay)?|yes|no|y|n|yep|nope|sure|thanks?(?: you)?(?: so much)?|thx|ty|lgtm|go(?: on| ahead)?|"
+    r"(?:ok(?:ay)?|yes|no|y|n|yep|nope|sure|thanks?(?: you)?(?: so much)?|thx|ty|lgtm|"
+    r"go(?: on| ahead)?|"
     r"continue|next|do it|please|done|great|nice|good|cool|perfect|got it|sounds good|hi|hello|hey|"
     r"good (?:morning|afternoon|evening|night)|bye|"
     r"はい|いいえ|うん|ええ|了解(?:です|しました)?|りょ|おけ|おk|ok(?:です)?|ありがと(?:う|うございます)?|どうも|"
@@ -214,26 +216,20 @@ def _safe_fields(hit: Hit) -> _Fields:
     )
 
 
-def _cut(text: str, width: int, keep_end: bool = False) -> str:
-    if len(text) <= width:
-        return text
-    return "…" + text[-(width - 1) :] if keep_end else text[: width - 1] + "…"
-
-
 def _render_hit(index: int, hit: Hit, fields: _Fields, lines: int, width: int) -> str:
     # Every stored field sits on one line after a fixed prefix the renderer wrote, so no
     # stored text starts a line, and none holds a `<` a prefix's `>` could complete.
-    head = f"[{index}] {hit.store} · {hit.date_label()} · {_cut(fields.title, width)}"
+    head = f"[{index}] {hit.store} · {hit.date_label()} · {cut(fields.title, width)}"
     if rules_for(hit.store).by_id:
-        head += f" ({_cut(fields.where, width)}, {_cut(fields.status, 20)}"
+        head += f" ({cut(fields.where, width)}, {cut(fields.status, 20)}"
         head += (f", P{hit.priority}" if isinstance(hit.priority, int) else "") + ")"
     else:
-        head += f"\n    {_cut(fields.where, width, keep_end=True)}:{int(hit.line)}"
-    body = [head, f"    matched: {_cut(fields.matched, width)}"]
+        head += f"\n    {cut(fields.where, width, keep_end=True)}:{int(hit.line)}"
+    body = [head, f"    matched: {cut(fields.matched, width)}"]
     if fields.close_reason:
         # What a closed issue concluded is what a reader needs first.
-        body.append(f"    closed: {_cut(fields.close_reason, width)}")
-    body += [f"    > {_cut(text, width)}" for text in fields.lines[:lines]]
+        body.append(f"    closed: {cut(fields.close_reason, width)}")
+    body += [f"    > {cut(text, width)}" for text in fields.lines[:lines]]
     return "\n".join(body)
 
 

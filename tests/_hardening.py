@@ -126,7 +126,9 @@ def check_hook_stdout(stdout: bytes) -> dict[str, Any] | None:
 
 # The renderer's own prefixes: anything else on a line of the hits part would be stored text
 # starting a line of its own.
-_HIT_HEADER = re.compile(r"^\[\d+\] (beads|obsidian|summaries) · (\d{4}-\d{2}-\d{2}|undated) · ")
+_HIT_HEADER = re.compile(
+    r"^\[\d+\] (beads|obsidian|summaries) · (\d{4}-\d{2}-\d{2}(?: \(modified\))?|undated) · "
+)
 _FIELD_PREFIXES = ("    matched: ", "    > ", "    ")
 
 
