@@ -3,13 +3,15 @@
 of 1k / 10k / 100k documents, beside a bare `rg -F -i -l` over the same files with the same
 keywords, in the same run (so the ratio is meaningful on a noisy machine).
 
-    .venv/bin/python scripts/bench_hook.py [--sizes 1000,10000,100000] [--runs 15] [--backends sudachi,regex]
+    .venv/bin/python scripts/bench_hook.py [--sizes 1000,10000,100000] [--runs 15]
+        [--backends sudachi,regex]
 
 Documents: 60 % Obsidian notes (one file each), 30 % beads issues (one issues.jsonl), 10 %
 summaries (YYYY/MM/…, inside the retention window). Text is drawn from a fixed mixed
 Japanese/English vocabulary with a fixed seed; each of the prompt's keywords is planted in a
 fixed share of documents (RARE below), from 0.2 % for the ticket id to 8 % for topic words.
-"warm" = the files are in the page cache (one untimed rg pass first) and memrecall's document-count cache is filled (one untimed hook run first).
+"warm" = the files are in the page cache (one untimed rg pass first) and memrecall's
+document-count cache is filled (one untimed hook run first).
 Prints a markdown table; paste it into BENCHMARKS.md.
 """
 
@@ -30,7 +32,8 @@ PROMPT = "在庫同期バッチが PAY-1234 のあとタイムアウトする件
 VOCAB = (
     "設定 確認 対応 修正 追加 削除 変更 調査 実装 検討 会議 レビュー 本番 環境 ログ 監視 通知 画面 "
     "ユーザー 管理 機能 処理 データ 取得 更新 登録 一覧 詳細 検索 表示 エラー 原因 手順 方法 結果 "
-    "注文 商品 配送 請求 顧客 契約 権限 認証 キャッシュ サーバー クライアント リクエスト レスポンス "
+    "注文 商品 配送 請求 顧客 契約 権限 認証 キャッシュ サーバー クライアント "
+    "リクエスト レスポンス "
     "deploy config review test build release server client cache request response error retry "
     "queue worker cluster node service handler router schema migration index query table column "
     "frontend backend api docs issue branch merge commit pipeline docker kubernetes terraform"
@@ -71,7 +74,8 @@ def generate(root: Path, total: int) -> dict[str, Path]:
         folder = vault / f"area-{i % 50:02d}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"note-{i:06d}.md").write_text(
-            f"---\ntags: [{rng.choice(VOCAB)}, {rng.choice(VOCAB)}]\n---\n# {rng.choice(VOCAB)} {rng.choice(VOCAB)} {i}\n"
+            f"---\ntags: [{rng.choice(VOCAB)}, {rng.choice(VOCAB)}]\n---\n"
+            f"# {rng.choice(VOCAB)} {rng.choice(VOCAB)} {i}\n"
             + _text(rng, rng.randint(60, 160))
             + "\n",
             encoding="utf-8",
@@ -94,7 +98,8 @@ def generate(root: Path, total: int) -> dict[str, Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(
             f"---\ntitle: {rng.choice(VOCAB)}の{rng.choice(VOCAB)}\ndate: {day}T10:00:00+09:00\n"
-            f"session_id: {i:08x}-0000-4000-8000-000000000000\nproject: shop\ntags: [{rng.choice(VOCAB)}]\n---\n"
+            f"session_id: {i:08x}-0000-4000-8000-000000000000\nproject: shop\n"
+            f"tags: [{rng.choice(VOCAB)}]\n---\n"
             f"## 何をしてた\n" + _text(rng, rng.randint(80, 200)) + "\n",
             encoding="utf-8",
         )
@@ -216,12 +221,14 @@ def main() -> int:
                 )
                 print(json.dumps(rows[-1]), file=sys.stderr)
     print(
-        "| docs | backend | runs | hook p50 ms | hook p95 ms | bare rg p50 ms | hook / rg | hook peak RSS MiB | rg peak RSS MiB | decisions |"
+        "| docs | backend | runs | hook p50 ms | hook p95 ms | bare rg p50 ms | hook / rg "
+        "| hook peak RSS MiB | rg peak RSS MiB | decisions |"
     )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print(
-            f"| {r['docs']:,} | {r['backend']} | {r['runs']} | {r['hook_p50']:.0f} | {r['hook_p95']:.0f} | "
+            f"| {r['docs']:,} | {r['backend']} | {r['runs']} | {r['hook_p50']:.0f} | "
+            f"{r['hook_p95']:.0f} | "
             f"{r['rg_p50']:.0f} | {r['ratio']:.2f}× | {r['hook_rss']:.0f} | {r['rg_rss']:.0f} | "
             + ", ".join(f"{k} {v}" for k, v in sorted(r["decisions"].items()))
             + " |"

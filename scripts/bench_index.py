@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The indexed engine, side by side with its floor and a bare ripgrep, in one run.
 
-    .venv/bin/python scripts/bench_index.py [--sizes 1000,10000,100000] [--runs 20] [--backend sudachi]
+    .venv/bin/python scripts/bench_index.py [--sizes 1000,10000,100000] [--runs 20]
+        [--backend sudachi]
 
 For each size: generated stores (scripts/bench_hook.py's generator: 60 % notes, 30 % beads
 issues, 10 % summaries, mixed Japanese/English, rare ids and common words), then
@@ -278,22 +279,27 @@ def main() -> int:
     print("|---:|---:|---:|---:|---:|")
     for b in builds:
         print(
-            f"| {b['docs']:,} | {b['seconds']:.1f} | {b['docs_per_s']:.0f} | {b['mb']:.1f} | {b['rss']:.0f} |"
+            f"| {b['docs']:,} | {b['seconds']:.1f} | {b['docs_per_s']:.0f} | {b['mb']:.1f} | "
+            f"{b['rss']:.0f} |"
         )
     print("\n### Hook latency (warm)\n")
     print(
-        "| docs | prompt | runs | floor p50 | hook p50 | hook p95 | p50 / floor | p95 / floor p50 | bare rg p50 | hook / rg | search ms | hook RSS MiB | decisions |"
+        "| docs | prompt | runs | floor p50 | hook p50 | hook p95 | p50 / floor | p95 / floor p50 "
+        "| bare rg p50 | hook / rg | search ms | hook RSS MiB | decisions |"
     )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for r in latency:
         rg_p50 = r["rg_p50"]
         print(
-            f"| {r['docs']:,} | {r['prompt']} | {r['runs']} | {r['floor_p50']:.0f} | {r['hook_p50']:.0f} | "
-            f"{r['hook_p95']:.0f} | {r['hook_p50'] / r['floor_p50']:.2f}× | {r['hook_p95'] / r['floor_p50']:.2f}× | "
+            f"| {r['docs']:,} | {r['prompt']} | {r['runs']} | {r['floor_p50']:.0f} | "
+            f"{r['hook_p50']:.0f} | {r['hook_p95']:.0f} | "
+            f"{r['hook_p50'] / r['floor_p50']:.2f}× | {r['hook_p95'] / r['floor_p50']:.2f}× | "
             f"{rg_p50:.0f} | {r['hook_p50'] / rg_p50:.2f}× | "
             if rg_p50
-            else f"| {r['docs']:,} | {r['prompt']} | {r['runs']} | {r['floor_p50']:.0f} | {r['hook_p50']:.0f} | "
-            f"{r['hook_p95']:.0f} | {r['hook_p50'] / r['floor_p50']:.2f}× | {r['hook_p95'] / r['floor_p50']:.2f}× | - | - | ",
+            else f"| {r['docs']:,} | {r['prompt']} | {r['runs']} | {r['floor_p50']:.0f} | "
+            f"{r['hook_p50']:.0f} | {r['hook_p95']:.0f} | "
+            f"{r['hook_p50'] / r['floor_p50']:.2f}× | {r['hook_p95'] / r['floor_p50']:.2f}× | "
+            "- | - | ",
             end="",
         )
         print(
@@ -306,7 +312,8 @@ def main() -> int:
     print("|---:|---:|---:|---:|---:|")
     for r in refreshes:
         print(
-            f"| {r['docs']:,} | {r['edited']} | {r['seconds']:.2f} | {r['build_seconds']:.1f} | {r['share']:.1%} |"
+            f"| {r['docs']:,} | {r['edited']} | {r['seconds']:.2f} | {r['build_seconds']:.1f} | "
+            f"{r['share']:.1%} |"
         )
     print("\n### Cold first prompt\n")
     print("| docs | ms | decision | engine |")

@@ -29,10 +29,14 @@ sys.path.insert(0, str(REPO))
 FAKE_LLM = """import sys
 data = sys.stdin.read()
 ja = "触ったファイル" in data
-names = (["何をしてた", "決まったこと", "触ったファイル", "添付ファイル・URL", "出てきた話題"] if ja else
-         ["What we did", "Decisions", "Files touched", "Attachments and URLs", "Topics"])
+names = (
+    ["何をしてた", "決まったこと", "触ったファイル", "添付ファイル・URL", "出てきた話題"]
+    if ja
+    else ["What we did", "Decisions", "Files touched", "Attachments and URLs", "Topics"]
+)
 print("\\n".join(["## bench", "x", "## " + names[0], "- a", "## " + names[1], "- (none)",
-                 "## " + names[2], "- (none)", "## " + names[3], "- (none)", "## " + names[4], "[[bench]]"]))
+                 "## " + names[2], "- (none)", "## " + names[3], "- (none)",
+                 "## " + names[4], "[[bench]]"]))
 """
 LARGE = 1_000_000  # bytes: "the large real sessions"
 
@@ -102,7 +106,8 @@ def main() -> int:
             )
 
     print(
-        "| session | source | raw bytes | condensed chars | sent chars | sent / raw | LLM calls | extractive ms | decision |"
+        "| session | source | raw bytes | condensed chars | sent chars | sent / raw | LLM calls "
+        "| extractive ms | decision |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     for r in sorted(rows, key=lambda r: -r["raw"]):
@@ -114,7 +119,8 @@ def main() -> int:
             else f"({r['sent'] / r['raw']:.2%})"
         )
         print(
-            f"| {r['session']} | {r['source']} | {r['raw']:,} | {r['condensed']:,}{' (capped)' if r['capped'] else ''} | "
+            f"| {r['session']} | {r['source']} | {r['raw']:,} | "
+            f"{r['condensed']:,}{' (capped)' if r['capped'] else ''} | "
             f"{sent} | {ratio} | {r['calls']} | {r['ms']:.1f} | {r['decision']} |"
         )
     large = [r for r in rows if r["raw"] >= LARGE]
@@ -123,17 +129,20 @@ def main() -> int:
     total_sent = sum(r["sent"] for r in done)
     print()
     print(
-        f"- sessions: {len(rows)} main sessions, {len(done)} summarized; their raw {total_raw:,} bytes → "
+        f"- sessions: {len(rows)} main sessions, {len(done)} summarized; "
+        f"their raw {total_raw:,} bytes → "
         f"sent {total_sent:,} chars ({total_sent / max(total_raw, 1):.2%})"
     )
     if large:
         worst = max(r["sent"] / r["raw"] for r in large)
         verdict = "meets" if worst <= 0.05 else "MISSES"
         print(
-            f"- large sessions (≥ {LARGE:,} bytes): {len(large)}; worst sent/raw {worst:.2%} — {verdict} the ≤ 5 % target"
+            f"- large sessions (≥ {LARGE:,} bytes): {len(large)}; worst sent/raw {worst:.2%} — "
+            f"{verdict} the ≤ 5 % target"
         )
         print(
-            f"- extractive time on large sessions: median {statistics.median(r['ms'] for r in large):.0f} ms, "
+            "- extractive time on large sessions: "
+            f"median {statistics.median(r['ms'] for r in large):.0f} ms, "
             f"max {max(r['ms'] for r in large):.0f} ms"
         )
     print(

@@ -45,12 +45,14 @@ PROMPTS = [
     "src/api/payment_client.py の retry_count を3から5に変えたときの議論どこだっけ？",
     "認証トークンのリフレッシュ処理で401が返ってくる件、前回どう対応した？",
     "fix_payment_timeout ブランチをmainにマージする前にCIが落ちてた原因を教えて",
-    "getUserById が null を返すケースでフロントエンドがクラッシュする問題、useEffectの依存配列が怪しい",
+    "getUserById が null を返すケースでフロントエンドがクラッシュする問題、"
+    "useEffectの依存配列が怪しい",
     "Next.js 14 へのアップグレードで next.config.js の設定を変えた理由を思い出したい",
     "本番環境のPostgreSQLでデッドロックが発生したときの調査メモ、INC-2024-017 だったはず",
     "KubernetesのPodがOOMKilledになる件、メモリ制限を512Miから1Giに上げたんだっけ？",
     "https://github.com/acme/shop/pull/42 のレビューで指摘されたN+1クエリ、どう直した？",
-    "Let's revisit the rate limiter design we discussed — トークンバケット方式にしたやつ、Redisのキー設計も",
+    "Let's revisit the rate limiter design we discussed — "
+    "トークンバケット方式にしたやつ、Redisのキー設計も",
     "新規登録時にメール送信失敗するバグ、しきい値の設定ミスだった気がする",
     "CSV取り込み処理が遅いのでバッチの並列度を上げたい",
     "画面が真っ白になる不具合、ErrorBoundaryで握りつぶしてた",

@@ -13,9 +13,11 @@ Reports, per tokenizer backend:
 Every hook call uses a fresh session and a throw-away MEMRECALL_HOME, exactly as one
 first prompt of a new Claude Code session.
 
-    .venv/bin/python scripts/eval_recall.py [--set dev|test|legacy] [--rows] [--backend sudachi] [--engine index|rg] [--json]
+    .venv/bin/python scripts/eval_recall.py [--set dev|test|legacy] [--rows] [--backend sudachi]
+        [--engine index|rg] [--json]
 
-The frozen test set (`--set test`) only ever prints aggregate numbers: nobody tuning reads its prompts.
+The frozen test set (`--set test`) only ever prints aggregate numbers: nobody tuning reads its
+prompts.
 """
 
 from __future__ import annotations
@@ -224,7 +226,8 @@ def main() -> int:
                     else ("fired ✗" if row["fired"] else "quiet: " + row["reason"][:50])
                 )
                 print(
-                    f"| {row['store']} | {row['difficulty']} | {row['prompt'][:70]} | {row['rank'] or '-'} "
+                    f"| {row['store']} | {row['difficulty']} | {row['prompt'][:70]} "
+                    f"| {row['rank'] or '-'} "
                     f"| {', '.join(row['top'])[:60]} | {hook} |"
                 )
             print()
@@ -242,11 +245,13 @@ def main() -> int:
         }
         for name, r in slices.items():
             print(
-                f"| {name} | {r['n']} | {r['hit@1']:.0%} | {r['hit@3']:.0%} | {r['injected_right']:.0%} |"
+                f"| {name} | {r['n']} | {r['hit@1']:.0%} | {r['hit@3']:.0%} "
+                f"| {r['injected_right']:.0%} |"
             )
         print()
         print(
-            f"- zero results: {report['zero_result_rate']:.0%}; fired on a wrong memory only: {report['fired_wrong_only']}"
+            f"- zero results: {report['zero_result_rate']:.0%}; "
+            f"fired on a wrong memory only: {report['fired_wrong_only']}"
         )
         print(
             f"- false fires: generic {report['generic_false_fire']:.1%} of {report['generic']}, "
@@ -256,7 +261,8 @@ def main() -> int:
         if show_rows:
             for fire in report["false_fires"]:
                 print(
-                    f"- false fire: {fire['prompt']} → {', '.join(fire['injected'])} ({fire['reason'][:120]})"
+                    f"- false fire: {fire['prompt']} → {', '.join(fire['injected'])} "
+                    f"({fire['reason'][:120]})"
                 )
     return 0
 

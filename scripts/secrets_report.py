@@ -73,13 +73,19 @@ data = sys.stdin.buffer.read().decode("utf-8")
 with open(os.environ["FAKE_LLM_LOG"], "a", encoding="utf-8") as log:
     log.write(json.dumps(data) + "\n")
 ja = "触ったファイル" in data
-names = (["何をしてた", "決まったこと", "触ったファイル", "添付ファイル・URL", "出てきた話題"] if ja else
-         ["What we did", "Decisions", "Files touched", "Attachments and URLs", "Topics"])
+names = (
+    ["何をしてた", "決まったこと", "触ったファイル", "添付ファイル・URL", "出てきた話題"]
+    if ja
+    else ["What we did", "Decisions", "Files touched", "Attachments and URLs", "Topics"]
+)
 echo = [("- " + line[:300]) for line in data.splitlines() if line.strip()][-60:]
-summary = "\n".join(["## Echo of the input", "echo", "## " + names[0], *echo, "## " + names[1], "- (none)",
-                     "## " + names[2], "- (none)", "## " + names[3], "- (none)", "## " + names[4], "[[echo]]"])
+summary = "\n".join(["## Echo of the input", "echo", "## " + names[0], *echo,
+                     "## " + names[1], "- (none)", "## " + names[2], "- (none)",
+                     "## " + names[3], "- (none)", "## " + names[4], "[[echo]]"])
 if os.environ.get("FAKE_LLM_JSON"):
-    print(json.dumps({"type": "result", "subtype": "success", "is_error": False, "result": summary}))
+    print(json.dumps(
+        {"type": "result", "subtype": "success", "is_error": False, "result": summary}
+    ))
 else:
     print(summary)
 """
@@ -447,7 +453,9 @@ def measure_secrets(work: Path) -> dict[str, Any]:
     ]
     quiet = [f"＃ｍｅｍｒｅｃａｌｌ：ｏｆｆ PAY-7777 の {PRIVATE_WORDS['opt-out:hook']} について"]
     prompts += [
-        f"PAY-7777 の件 ＜ｐｒｉｖａｔｅ＞{PRIVATE_WORDS['private:hook']} は社外秘＜／ｐｒｉｖａｔｅ＞ 鍵メモを見せて"
+        "PAY-7777 の件 "
+        f"＜ｐｒｉｖａｔｅ＞{PRIVATE_WORDS['private:hook']} は社外秘＜／ｐｒｉｖａｔｅ＞ "
+        "鍵メモを見せて"
     ]
     for i, prompt in enumerate(prompts + quiet):
         done = _run(
@@ -550,9 +558,18 @@ def false_positive_rate(corpus: Path = CORPUS, every: int = 1) -> dict[str, Any]
 def hook_cost() -> dict[str, float]:
     """redact_fast on a typical 2 KB and 10 KB prompt (Japanese, English, a log excerpt):
     the best of 15 runs in this process, and the first call of a fresh process (rules compiled)."""
-    ja = "在庫同期バッチが PAY-1234 のあとタイムアウトする件、internal/payment/client.go の Timeout を見直したい。パスワードの扱いも確認して。"
-    en = "The sync job for PAY-1234 times out after the gateway retry; please check the token refresh in internal/payment/client.go. "
-    log = "2026-11-26T10:00:01Z ERROR payment.client timeout after 10s retry=3 request_id=7f9c2b1e host=api.example-pay.jp\n"
+    ja = (
+        "在庫同期バッチが PAY-1234 のあとタイムアウトする件、"
+        "internal/payment/client.go の Timeout を見直したい。パスワードの扱いも確認して。"
+    )
+    en = (
+        "The sync job for PAY-1234 times out after the gateway retry; "
+        "please check the token refresh in internal/payment/client.go. "
+    )
+    log = (
+        "2026-11-26T10:00:01Z ERROR payment.client timeout after 10s retry=3 "
+        "request_id=7f9c2b1e host=api.example-pay.jp\n"
+    )
     sys.path.insert(0, str(ROOT))
     from memrecall.redact import redact_fast
 
@@ -566,8 +583,10 @@ def hook_cost() -> dict[str, float]:
             runs.append(time.perf_counter() - started)
         out[f"{size // 1000}KB_ms"] = round(min(runs) * 1000, 2)
         code = (
-            f"import sys,time; sys.path.insert(0, {str(ROOT)!r}); from memrecall.redact import redact_fast; "
-            f"p = {prompt!r}; t = time.perf_counter(); redact_fast(p); print(time.perf_counter() - t)"
+            f"import sys,time; sys.path.insert(0, {str(ROOT)!r}); "
+            "from memrecall.redact import redact_fast; "
+            f"p = {prompt!r}; t = time.perf_counter(); redact_fast(p); "
+            "print(time.perf_counter() - t)"
         )
         first = [
             float(
@@ -616,8 +635,9 @@ def main() -> int:
         print(f"false positives: corpus not found at {CORPUS}; skipped")
     else:
         print(
-            f"false positives on clean text ({', '.join(CLEAN_CORPORA)}): {fp['changed']} of {fp['lines']} "
-            f"lines changed = {fp['rate']:.3%} (redact_fast: {fp['fast_changed']} = {fp['fast_rate']:.3%})"
+            f"false positives on clean text ({', '.join(CLEAN_CORPORA)}): "
+            f"{fp['changed']} of {fp['lines']} lines changed = {fp['rate']:.3%} "
+            f"(redact_fast: {fp['fast_changed']} = {fp['fast_rate']:.3%})"
         )
         for example in fp["examples"][:10]:
             print(f"  {example['line'][:100]!r}\n    → {example['redacted'][:100]!r}")
