@@ -38,7 +38,7 @@ from .config import Settings
 # re-exported lazily so `memrecall.index` stays the one place to look.
 _BUILDER = {
     "refresh", "refresh_if_present", "status", "Status", "RefreshReport", "SourceDoc",
-    "documents_of", "markdown_doc", "beads_docs", "MANIFEST_NAME",
+    "markdown_doc", "beads_docs", "MANIFEST_NAME",
 }
 
 
@@ -193,7 +193,7 @@ def maybe_start_refresh(settings: Settings, reason: str, rebuild: bool = False) 
 class IndexedHit:
     """One candidate document straight from the index, with which query terms it holds."""
 
-    def __init__(self, stored: Any, score: float) -> None:
+    def __init__(self, stored: Any) -> None:
         self.key: str = stored.get_first("key")
         self.store: str = stored.get_first("store")
         self.root: str = stored.get_first("root")
@@ -213,7 +213,6 @@ class IndexedHit:
         self.offset: int = stored.get_first("offset") or 0
         self.clean: bool = stored.get_first("clean") == 1
         self.stamp: str = stored.get_first("stamp") or ""
-        self.bm25 = score
         # query term position → BM25 term-frequency factor (1.0 when unknown)
         self.terms: dict[int, float] = {}
 
@@ -357,8 +356,8 @@ class IndexReader:
         found = searcher.search(main, limit=limit).hits
         hits: dict[tuple[int, int], IndexedHit] = {}
         keys: list[str] = []
-        for score, address in found:
-            hit = IndexedHit(searcher.doc(address), score)
+        for _, address in found:
+            hit = IndexedHit(searcher.doc(address))
             if (hit.store, hit.root) not in self.configured:
                 continue  # a store removed from the configuration is gone at once
             hits[(address.segment_ord, address.doc)] = hit
@@ -372,12 +371,12 @@ class IndexReader:
                 every = sum(freq.values())
                 idf = math.log(1 + (total - every + 0.5) / (every + 0.5))
                 for score, address in searcher.search(member, limit=len(hits)).hits:
-                    hit = hits.get((address.segment_ord, address.doc))
-                    if hit is None:
+                    holder = hits.get((address.segment_ord, address.doc))
+                    if holder is None:
                         continue
                     # BM25's term-frequency part: 1.0 for one mention in a document of
                     # average length, up to 2.2 for many, less in a long document.
-                    hit.terms[position] = 1.0 if qt.cjk or idf <= 0 else score / idf
+                    holder.terms[position] = 1.0 if qt.cjk or idf <= 0 else score / idf
         return IndexAnswer(list(hits.values()), df, totals, self.age > self.settings.index.refresh_seconds)
 
 

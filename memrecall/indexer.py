@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable
 
 from .atomic import read_json, write_atomic, write_json_atomic
 from .config import Settings
@@ -263,13 +263,6 @@ class _Adder:
 
 
 # --- generations and metadata ----------------------------------------------------------------
-
-
-def _analyzer_name(settings: Settings) -> str:
-    from .tokenizers import resolve
-
-    analyzer, _ = resolve(settings.tokenizer)
-    return analyzer.name
 
 
 @dataclass
@@ -647,19 +640,6 @@ def _remove_old_generations(home: Path, keep: Path) -> None:
 
 
 # --- background refresh (the hook never waits for it) ------------------------------------------
-
-
-def documents_of(settings: Settings) -> Iterable[SourceDoc]:
-    """Every document the index would hold (benchmarks and tests)."""
-    for root in configured_roots(settings):
-        if root.store == "beads":
-            for _, doc in beads_docs(root).values():
-                yield doc
-        elif root.path.is_dir():
-            for path, st in walk_files(root.path):
-                doc = markdown_doc(root, path, st)
-                if doc is not None:
-                    yield doc
 
 
 def refresh_if_present(settings: Settings, wait: float = 60.0) -> tuple[RefreshReport | None, str]:

@@ -26,7 +26,7 @@ import json
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -215,12 +215,6 @@ class Session:
                 found.add(path)
                 found.add(self.relative(path))
         return found
-
-    def human_chars(self) -> int:
-        return sum(len(e.text) for e in self.human_turns)
-
-    def text_chars(self) -> int:
-        return sum(len(e.text) for e in self.events if e.kind in ("human", "assistant"))
 
 
 def _parse_time(value: Any) -> datetime | None:

@@ -48,10 +48,6 @@ class Document:
     # Set once the store has read the document's header (frontmatter, dates).
     loaded: bool = False
 
-    @property
-    def key(self) -> str:
-        return f"{self.store}:{self.ref}"
-
 
 class Store(Protocol):
     name: str

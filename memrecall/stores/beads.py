@@ -20,7 +20,6 @@ _NAMES = ("issues.jsonl", "beads.jsonl", "bd.jsonl")
 _TEXT_FIELDS = ("description", "design", "acceptance_criteria", "notes", "close_reason")
 # Infrastructure records of agent frameworks, not work items (bd export skips them too).
 _SKIP_TYPES = {"event", "agent", "role", "rig", "message", "molecule", "gate", "convoy", "slot", "queue", "merge-request"}
-_STATUS_ORDER = {"in_progress": 0, "open": 1, "blocked": 2, "hooked": 2, "pinned": 2, "deferred": 3, "closed": 4}
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -149,10 +148,6 @@ def issue_document(path: Path, issue: dict[str, Any], source_line: int = 0) -> D
         heading_text=" ".join([issue_id, str(issue.get("title", "")), *labels]).casefold(),
         loaded=True,
     )
-
-
-def status_rank(status: str | None) -> int:
-    return _STATUS_ORDER.get(status or "", 3)
 
 
 class BeadsStore:

@@ -202,7 +202,7 @@ class ClaudeBackend(_LLMBackend):
         return text
 
 
-def _parse_result(stdout: str) -> dict | None:  # type: ignore[type-arg]
+def _parse_result(stdout: str) -> dict | None:
     text = stdout.strip()
     if not text:
         return None

@@ -21,7 +21,7 @@ from ..redact import redact
 from ..textcut import cut_noted, one_line
 from ..transcripts import Event, Session, has_japanese, strip_injections
 
-Redactor = Callable[[str], "tuple[str, int]"]
+Redactor = Callable[[str], str]
 
 HUMAN_KEEP = 2500
 ASSISTANT_KEEP = 1200
@@ -34,7 +34,6 @@ class Condensed:
     text: str  # redacted, capped
     chunks: list[str] = field(default_factory=list)
     full_chars: int = 0  # rendered length before capping
-    redactions: int = 0
     capped: bool = False
     language: str = "en"
     # Each prompt and reply as redacted here, by its text: the extractive backend reads
@@ -58,32 +57,30 @@ def _cut(text: str, limit: int) -> str:
     return cut_noted(text, limit, tail=limit - limit * 2 // 3)
 
 
-def _render(event: Event, clean: Redactor) -> tuple[str | None, int]:
+def _render(event: Event, clean: Redactor) -> str | None:
     if event.kind == "human":
         keep, label = HUMAN_KEEP, "[user]"
     elif event.kind == "assistant":
         keep, label = ASSISTANT_KEEP, "[assistant]"
     elif event.kind == "tool":
-        text, n = clean(event.text)
-        return f"[tool] {text}", n
+        return f"[tool] {clean(event.text)}"
     elif event.kind == "tool_error":
-        text, n = clean(event.text)
-        return f"[error] {one_line(text, ERROR_KEEP, whole_tokens=True)}", n
+        return f"[error] {one_line(clean(event.text), ERROR_KEEP, whole_tokens=True)}"
     elif event.kind == "tool_output":
         name = event.tool.name if event.tool else ""
         keep = OUTPUT_KEEP.get(name, 0)
         if not keep:
-            return None, 0
-        text, n = clean(strip_injections(event.text))
-        return (f"[output] {one_line(text, keep, whole_tokens=True)}" if text else None), n
+            return None
+        text = clean(strip_injections(event.text))
+        return f"[output] {one_line(text, keep, whole_tokens=True)}" if text else None
     else:
-        return None, 0
-    text, n = clean(strip_injections(event.text))
-    return (f"{label} {_cut(text, keep)}" if text else None), n
+        return None
+    text = clean(strip_injections(event.text))
+    return f"{label} {_cut(text, keep)}" if text else None
 
 
-def render(session: Session, clean: Redactor = redact) -> tuple[str, int]:
-    """The condensed, redacted transcript before capping, and the number of redactions."""
+def render(session: Session, clean: Redactor) -> str:
+    """The condensed transcript before capping, every piece passed through `clean`."""
     head = [f"session: {session.session_id[:8]}"]
     if session.cwd:
         head.append(f"cwd: {session.cwd}")
@@ -91,13 +88,11 @@ def render(session: Session, clean: Redactor = redact) -> tuple[str, int]:
         head.append(f"branch: {session.git_branch}")
     if session.start:
         head.append(f"date: {session.start.date().isoformat()}")
-    first, count = clean(" · ".join(head))
-    lines = [first]
+    lines = [clean(" · ".join(head))]
     previous = ""
     repeats = 0
     for event in session.events:
-        line, n = _render(event, clean)
-        count += n
+        line = _render(event, clean)
         if not line:
             continue
         if line == previous:
@@ -111,7 +106,7 @@ def render(session: Session, clean: Redactor = redact) -> tuple[str, int]:
         previous = line
     if repeats:
         lines[-1] += f" (×{repeats + 1})"
-    return "\n".join(lines), count
+    return "\n".join(lines)
 
 
 def cap(text: str, limit: int) -> tuple[str, bool]:
@@ -158,18 +153,16 @@ def chunk(text: str, size: int) -> list[str]:
 def condense(session: Session, max_input_chars: int, chunk_chars: int, language: str = "auto") -> Condensed:
     redacted: dict[str, str] = {}
 
-    def remember(text: str) -> tuple[str, int]:
-        clean, n = redact(text)
-        redacted[text] = clean
-        return clean, n
+    def remember(text: str) -> str:
+        clean = redacted[text] = redact(text)[0]
+        return clean
 
-    full, count = render(session, remember)
+    full = render(session, remember)
     capped_text, capped = cap(full, max(max_input_chars, 1000))
     return Condensed(
         text=capped_text,
         chunks=chunk(capped_text, max(chunk_chars, 1000)),
         full_chars=len(full),
-        redactions=count,
         capped=capped,
         language=session_language(session, language),
         redacted=redacted,

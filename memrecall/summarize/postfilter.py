@@ -46,7 +46,6 @@ class Summary:
     keywords: list[str] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # paths/urls removed as unsupported
-    redactions: int = 0
 
 
 def _strip_wrapping(text: str) -> str:
@@ -171,11 +170,10 @@ def postfilter(text: str, session: Session, language: str) -> Summary:
         body += f"\nkeywords: {', '.join(tail_keywords)}\n"
     if not any(b.strip() for b in _bullets(by_name[_canon(names[0])])):
         raise Rejected(f"section {names[0]} is empty")
-    body, count = redact(body)
-    title, title_count = redact(title)
+    body, title = redact(body)[0], redact(title)[0]
     tags = [redact(t)[0] for t in tags]
     return Summary(title=title, body=body, tags=tags, keywords=tail_keywords, files=files,
-                   dropped=dropped, redactions=count + title_count)
+                   dropped=dropped)
 
 
 def _canon(name: str) -> str:
