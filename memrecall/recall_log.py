@@ -43,6 +43,14 @@ def log_files(logs_dir: Path) -> list[Path]:
 
 def read_entries(logs_dir: Path, since: datetime | None = None) -> Iterator[dict[str, Any]]:
     """Every well-formed entry, oldest first; broken lines (a crash mid-write) are skipped."""
+    for _, entry in read_numbered(logs_dir, since):
+        yield entry
+
+
+def read_numbered(logs_dir: Path, since: datetime | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+    """`read_entries` with each entry's id, `<file stem>:<line number>`: logs are only ever
+    appended to (and deleted whole by prune), so an id names one hook run for good, even
+    when `MEMRECALL_NOW` gives every run the same time."""
     for path in log_files(logs_dir):
         if since is not None and path.stem[len(LOG_PREFIX):] < f"{since:%Y-%m}":
             continue
@@ -51,7 +59,7 @@ def read_entries(logs_dir: Path, since: datetime | None = None) -> Iterator[dict
         except OSError:
             continue
         with handle:
-            for line in handle:
+            for number, line in enumerate(handle, start=1):
                 try:
                     entry = json.loads(line)
                 except (ValueError, RecursionError):
@@ -64,7 +72,7 @@ def read_entries(logs_dir: Path, since: datetime | None = None) -> Iterator[dict
                             continue
                     except ValueError:
                         continue
-                yield entry
+                yield f"{path.stem}:{number}", entry
 
 
 def dict_field(entry: dict[str, Any], name: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 from .atomic import locked, write_atomic
 from .config import Settings
 from .errors import MemrecallError, UsageError
-from .recall_log import dict_field, read_entries
+from .recall_log import dict_field, read_numbered
 from .resources import shipped_stopwords
 
 ADDED_MARK = "# added "
@@ -166,6 +166,10 @@ class Suggestion:
     main: int  # injected memories it carried (the keyword that scored most)
     only: int  # injected memories it was the only matched keyword of
     quiet: int  # prompts it was extracted from that injected nothing
+    # Of the injected memories it matched: Claude used or mentioned them / ignored them
+    # (usage.py; the rest have no verdict yet).
+    used: int = 0
+    ignored: int = 0
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -188,7 +192,16 @@ def suggest(
     min_count: int = 3,
     min_share: float = 0.1,
     limit: int = 20,
+    never_used: bool = False,
 ) -> SuggestReport:
+    """Candidates, most noise first. Default: keywords extracted from at least `min_count`
+    prompts and found in at least `min_share` of the documents, by prompts × share.
+    `never_used`: keywords that matched at least `min_count` injected memories with a verdict
+    and none of them was used or mentioned, by how many were ignored (`min_share` still
+    applies; pass 0 to see them all)."""
+    from .usage import load
+
+    verdicts = load(settings)
     current = {normalize(e.word) for e in effective_list(settings)}
     spelling: dict[str, Counter[str]] = {}
     extracted: Counter[str] = Counter()
@@ -199,8 +212,10 @@ def suggest(
     main: Counter[str] = Counter()
     only: Counter[str] = Counter()
     quiet: Counter[str] = Counter()
+    used: Counter[str] = Counter()
+    ignored: Counter[str] = Counter()
     prompts = with_keywords = 0
-    for entry in read_entries(settings.logs_dir, since):
+    for entry_id, entry in read_numbered(settings.logs_dir, since):
         prompts += 1
         keywords = [k for k in entry.get("keywords") or [] if isinstance(k, str)]
         if not keywords:
@@ -225,15 +240,25 @@ def suggest(
                 share_sum[key] = share_sum.get(key, 0.0) + (min(1.0, docs / total) if total else 0.0)
         for item in injected:
             matched = [normalize(m) for m in item.get("matched") or [] if isinstance(m, str)]
+            row = verdicts.get((entry_id, str(item.get("store", "?")), str(item.get("ref", "?"))))
             for key in set(matched):
                 injections[key] += 1
+                if row is not None and row.verdict in ("used", "mentioned"):
+                    used[key] += 1
+                elif row is not None and row.verdict == "ignored":
+                    ignored[key] += 1
             if isinstance(item.get("main"), str) and item["main"]:
                 main[normalize(item["main"])] += 1
             if len(set(matched)) == 1:
                 only[matched[0]] += 1
     suggestions = []
     for key, count in extracted.items():
-        if key in current or count < min_count or not searched[key]:
+        if key in current or not searched[key]:
+            continue
+        if never_used:
+            if used[key] or ignored[key] < min_count:
+                continue
+        elif count < min_count:
             continue
         share = share_sum.get(key, 0.0) / searched[key]
         if share < min_share:
@@ -249,8 +274,14 @@ def suggest(
                 main=main[key],
                 only=only[key],
                 quiet=quiet[key],
+                used=used[key],
+                ignored=ignored[key],
             )
         )
-    # Most noise first: common in prompts × common in the stores.
-    suggestions.sort(key=lambda s: (-(s.extracted * s.doc_share), -s.doc_share, s.keyword))
+    if never_used:
+        # Most ignored first: each is an injection that cost context and brought nothing.
+        suggestions.sort(key=lambda s: (-s.ignored, -s.injections, -s.doc_share, s.keyword))
+    else:
+        # Most noise first: common in prompts × common in the stores.
+        suggestions.sort(key=lambda s: (-(s.extracted * s.doc_share), -s.doc_share, s.keyword))
     return SuggestReport(prompts, with_keywords, suggestions[:limit], len(extracted))

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import pytest
+from _transcripts import Clock, Transcript
 
 from memrecall.__main__ import main
-from memrecall.times import parse_instant as parse_now
 from memrecall.recall_log import append
 from memrecall.stats import percentile
+from memrecall.times import parse_instant as parse_now
 
 NOW = "2026-12-02T09:00:00+09:00"
 
@@ -78,6 +80,7 @@ def test_stats_json_since(home: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert data["top_keywords"][0] == {"keyword": "タイムアウト", "prompts": 11}
     assert data["top_memories"][0] == {
         "store": "summaries", "ref": "2026/10/2026-10-01-abcd1234.md", "title": "決済タイムアウト", "injected": 4,
+        "used": 0, "mentioned": 0,  # no transcript of these sessions: unknown
     }
     assert data["stores"]["summaries"] == {"searched": 14, "with_candidates": 11, "injected": 4, "documents": 60}
     assert data["stores"]["obsidian"]["injected"] == 1
@@ -119,3 +122,128 @@ def test_bad_since_is_a_usage_error(isolated_home: Path, capsys: pytest.CaptureF
     assert (code, out) == (2, "")
     assert err == ("Error: invalid --since 'last tuesday': use an age such as 12h, 7d, 2w, 3m or 1y, "
                    "a date such as 2026-11-01 (local midnight) or an ISO time\n")
+
+
+# --- use of what was injected ------------------------------------------------------------------
+
+SUMMARY = "2026/10/2026-10-01-abcd1234.md"
+ISSUE = "bd-7q2k"
+
+
+def _context(home: Path, items: list[tuple[str, str, str]]) -> str:
+    """The context as recall renders it, for (store, ref, title) items."""
+    blocks = []
+    for n, (store, ref, title) in enumerate(items, start=1):
+        if store == "beads":
+            blocks.append(f"[{n}] beads · 2026-11-25 · {title} ({ref}, open, P1)\n    matched: flag\n"
+                          f"    > An outage of the flag service blocks every deploy.")
+        else:
+            blocks.append(f"[{n}] {store} · 2026-10-01 · {title}\n    {home / 'summaries' / ref}:6\n"
+                          f"    matched: PAY-1234\n    > PAY-1234 のタイムアウトは 5 秒から 10 秒に延ばした")
+    return "<memrecall-context>\nmemrecall found stored memories.\n\n" + "\n\n".join(blocks) + "\n</memrecall-context>"
+
+
+@pytest.fixture
+def judged(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Five injections over three weeks, each followed in its transcript by a different act:
+    week 1 the summary is read (used) and ignored; week 2 its title is named (mentioned)
+    and a session has no transcript (unknown); week 3 `bd show` on the issue (used)."""
+    monkeypatch.setenv("MEMRECALL_NOW", NOW)
+    monkeypatch.setenv("MEMRECALL_SUMMARIES", str(isolated_home / "summaries"))
+    projects = tmp_path / "projects"
+    monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(projects))
+    cwd = tmp_path / "shop"
+    summary = ("summaries", SUMMARY, "決済タイムアウト調査")
+    issue = ("beads", ISSUE, "Feature flags: fail open")
+    plan = [  # (day, session, item, reason, what Claude does)
+        ("2026-11-09", "u1", summary, "names PAY-1234 itself", ("Read", SUMMARY)),
+        ("2026-11-10", "u2", summary, "2 specific keyword(s) (PAY-1234, タイムアウト), evidence 2.10", None),
+        ("2026-11-17", "u3", summary, "1 specific keyword(s) (タイムアウト), evidence 1.00, came up in 2 prompts",
+         ("say", "前回の決済タイムアウト調査では 10 秒にしました。")),
+        ("2026-11-18", "u4", summary, "names PAY-1234 itself", "no transcript"),
+        ("2026-11-24", "u5", issue, "distinctive flag-service (in 1 memory)", ("Bash", f"bd show {ISSUE}")),
+    ]
+    for day, sid, (store, ref, title), reason, act in plan:
+        ts = f"{day}T10:00:05+09:00"
+        key = f"{store}:{ref}"
+        append(isolated_home / "logs", parse_now(ts), {
+            "ts": ts, "session": sid, "decision": "inject", "reason": f"{key}: {reason}",
+            "keywords": ["PAY-1234", "タイムアウト"], "candidates": {store: 1}, "chars": 600,
+            "injected": [{"store": store, "ref": ref, "title": title, "key": key, "matched": ["PAY-1234"]}],
+        })
+        append(isolated_home / "logs", parse_now(ts), {"ts": ts, "session": sid, "decision": "quiet",
+                                                      "keywords": ["README"], "candidates": {store: 0}})
+        if act == "no transcript":
+            continue
+        clock = Clock(datetime.fromisoformat(f"{day}T10:00:00+09:00"))
+        t = Transcript(projects, cwd, sid, clock).prompt("PAY-1234 のタイムアウトは？", _context(isolated_home, [(store, ref, title)]))
+        if act is None:
+            t.say("調べます。").tool("Read", {"file_path": str(cwd / "client.go")}).say("10 秒です。")
+        elif act[0] == "Read":
+            t.tool("Read", {"file_path": str(isolated_home / "summaries" / act[1])}).say("10 秒です。")
+        elif act[0] == "Bash":
+            t.tool("Bash", {"command": act[1]}).say("Still open.")
+        else:
+            t.say(act[1])
+        t.end_turn().write()
+    return isolated_home
+
+
+def test_stats_json_use_per_store_reason_keyword_and_week(judged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "stats", "--json")
+    assert (code, err) == (0, "")
+    use = json.loads(out)["use"]
+    assert {k: use[k] for k in ("injected", "used", "mentioned", "ignored", "unknown")} == {
+        "injected": 5, "used": 2, "mentioned": 1, "ignored": 1, "unknown": 1}
+    assert use["used_rate"] == pytest.approx(2 / 4) and use["engaged_rate"] == pytest.approx(3 / 4)
+    assert use["by_store"]["summaries"]["ignored"] == 1 and use["by_store"]["beads"]["used"] == 1
+    assert {name: (r["injected"], r["used"], r["mentioned"]) for name, r in use["by_reason"].items()} == {
+        "distinctive id": (3, 2, 0), "several keywords": (1, 0, 0), "repeated topic": (1, 0, 1)}
+    assert use["by_keyword"][0]["keyword"] == "PAY-1234" and use["by_keyword"][0]["injected"] == 5
+    weeks = [(w["week"], w["prompts"], w["fired"], w["injected"], w["used"], w["mentioned"]) for w in use["weekly"]]
+    assert weeks == [("2026-11-09", 4, 2, 2, 1, 0), ("2026-11-16", 4, 2, 2, 0, 1), ("2026-11-23", 2, 1, 1, 1, 0)]
+    assert use["weekly"][0]["fire_rate"] == pytest.approx(0.5)
+    memories = {m["ref"]: (m["injected"], m["used"], m["mentioned"]) for m in json.loads(out)["top_memories"]}
+    assert memories == {SUMMARY: (4, 1, 1), ISSUE: (1, 1, 0)}
+    # The evidence behind each verdict, newest first.
+    listed = json.loads(run(capsys, "usage", "--json")[1])
+    assert [(r["session"], r["verdict"]) for r in listed] == [
+        ("u5", "used"), ("u4", "unknown"), ("u3", "mentioned"), ("u2", "ignored"), ("u1", "used")]
+    assert listed[0]["evidence"] == [f"Bash: bd show {ISSUE}"]
+    assert "決済タイムアウト調査" in listed[2]["evidence"][0]
+
+
+def test_stats_table_shows_use_and_a_weekly_chart_in_80_columns(
+    judged: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(capsys, "stats")
+    assert (code, err) == (0, "")
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+    for text in ("memories injected", "5: used 2 (50%), mentioned 1 (25%), ignored 1 (25%),", "unknown 1",
+                 "use rate", "75% used or mentioned, 50% used", "use of injected memories", "distinctive id",
+                 "repeated topic", "█ used", "░ ignored"):
+        assert text in out, text
+    chart = {line[:10]: line for line in out.splitlines() if line[:4] == "2026" and "fire" in line}
+    assert sorted(chart) == ["2026-11-09", "2026-11-16", "2026-11-23"]
+    # Week 1: one used, one ignored, of two: the bar is half used, half ignored.
+    assert chart["2026-11-09"].count("█") == chart["2026-11-09"].count("░") > 0
+    assert chart["2026-11-09"].endswith("2  fire  50%  use  50%")
+    assert chart["2026-11-23"].endswith("1  fire  50%  use 100%")
+
+
+def test_usage_lists_evidence_and_filters(judged: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "100")
+    code, out, err = run(capsys, "usage", "--verdict", "used")
+    assert (code, err) == (0, "")
+    assert f"bd show {ISSUE}" in out and "Read" in out and "ignored" not in out
+    code, out, err = run(capsys, "usage", "--verdict", "sometimes")
+    assert (code, out) == (2, "")
+    assert err == "Error: unknown --verdict 'sometimes'; choose used, mentioned, ignored, unknown\n"
+
+
+def test_stats_no_refresh_reads_no_transcript(judged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = json.loads(run(capsys, "stats", "--json", "--no-refresh")[1])
+    assert data["use"]["unknown"] == 5  # never judged: counted as unknown, nothing was read
+    assert not (judged / "state" / "usage.jsonl").exists()

@@ -37,9 +37,10 @@ def entry(keywords: list[str], df: dict[str, dict[str, int]], docs: dict[str, in
 
 
 @pytest.fixture
-def log(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def log(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Four prompts: `設定` is everywhere and carries one injection on its own; `PAY-1234` is rare."""
     monkeypatch.setenv("MEMRECALL_NOW", NOW)
+    monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(tmp_path / "no-transcripts"))
     docs = {"summaries": 50, "obsidian": 150}
     logs = isolated_home / "logs"
     when = parse_now("2026-11-20T10:00:00+09:00")
@@ -70,6 +71,7 @@ def test_suggest_json_gives_the_evidence(log: Path, capsys: pytest.CaptureFixtur
     assert first == {
         "keyword": "設定", "extracted": 4, "searched": 4, "avg_df": 75.0, "doc_share": 0.375,
         "injections": 2, "main": 1, "only": 1, "quiet": 2,
+        "used": 0, "ignored": 0,  # no transcript of session s1: no verdict
     }
     # ログ: 10 of 200 documents = 5 % < the default 10 % floor; PAY-1234 and 古い: too few prompts.
     assert rest == []
@@ -171,3 +173,53 @@ def test_utf8_regardless_of_locale(isolated_home: Path, env: dict[str, str]) -> 
                             capture_output=True, env=full, cwd=REPO, timeout=60, check=False)
     assert listed.returncode == 0, listed.stderr
     assert listed.stdout.decode("utf-8") == f"{word}\tuser\n"
+
+
+@pytest.fixture
+def judged_log(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Six injections, each in its own session with a transcript: the three `設定` carried
+    were ignored, the two `PAY-1234` carried were read, one `ログ` one ignored."""
+    from datetime import datetime
+
+    from _transcripts import Clock, Transcript
+
+    monkeypatch.setenv("MEMRECALL_NOW", NOW)
+    projects = tmp_path / "projects"
+    monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(projects))
+    vault = tmp_path / "vault"
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
+    docs = {"obsidian": 100}
+    plan = [("設定", "settings-a.md", False), ("設定", "settings-b.md", False), ("設定", "settings-c.md", False),
+            ("PAY-1234", "pay.md", True), ("PAY-1234", "pay.md", True), ("ログ", "logs.md", False)]
+    for n, (keyword, ref, read) in enumerate(plan):
+        ts = f"2026-11-2{n}T10:00:05+09:00"
+        row = entry([keyword], {keyword: {"obsidian": 2 if keyword == "PAY-1234" else 40}}, docs,
+                    [{"store": "obsidian", "ref": ref, "title": ref[:-3], "score": 2.0, "acc": 2.0,
+                      "matched": [keyword], "main": keyword}], ts=ts)
+        row["session"] = f"s{n}"
+        append(isolated_home / "logs", parse_now(ts), row)
+        context = (f"<memrecall-context>\n[1] obsidian · 2026-11-01 · {ref[:-3]}\n    {vault / ref}:3\n"
+                   f"    matched: {keyword}\n    > something about {keyword}\n</memrecall-context>")
+        t = Transcript(projects, tmp_path / "shop", f"s{n}", Clock(datetime.fromisoformat(f"2026-11-2{n}T10:00:00+09:00")))
+        t.prompt(f"{keyword} を見て", context)
+        if read:
+            t.tool("Read", {"file_path": str(vault / ref)})
+        t.say("はい。").end_turn().write()
+    return isolated_home
+
+
+def test_suggest_never_used_ranks_keywords_whose_memories_were_ignored(
+    judged_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "stopwords", "suggest", "--json", "--never-used", "--min-count", "1")
+    assert (code, err) == (0, "")
+    ranked = [(s["keyword"], s["injections"], s["used"], s["ignored"]) for s in json.loads(out)["suggestions"]]
+    # PAY-1234's memories were read: never a candidate; the most ignored comes first.
+    assert ranked == [("設定", 3, 0, 3), ("ログ", 1, 0, 1)]
+    data = json.loads(run(capsys, "stopwords", "suggest", "--json", "--never-used")[1])
+    assert [s["keyword"] for s in data["suggestions"]] == ["設定"]  # --min-count 3 ignored memories
+    # The default ranking is unchanged, and now says how its candidates' memories fared.
+    data = json.loads(run(capsys, "stopwords", "suggest", "--json", "--min-count", "2")[1])
+    assert [(s["keyword"], s["used"], s["ignored"]) for s in data["suggestions"]] == [("設定", 0, 3)]
+    code, out, err = run(capsys, "stopwords", "suggest", "--never-used", "--min-count", "1")
+    assert code == 0 and "設定" in out and "ignored" in out and "PAY-1234" not in out

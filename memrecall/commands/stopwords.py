@@ -28,30 +28,43 @@ def suggest_command(
         int, typer.Option("--min-count", min=1, help="Only keywords extracted from at least this many prompts.")
     ] = 3,
     min_share: Annotated[
-        float,
-        typer.Option("--min-share", min=0.0, max=1.0, help="Only keywords found in at least this share of documents."),
-    ] = 0.1,
+        Optional[float],
+        typer.Option("--min-share", min=0.0, max=1.0,
+                     help="Only keywords found in at least this share of documents [default: 0.1, 0 with --never-used]."),
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many candidates.")] = 20,
+    never_used: Annotated[
+        bool,
+        typer.Option("--never-used", help="Keywords whose injected memories Claude never used: at least "
+                     "--min-count of them ignored and none used or mentioned, most ignored first."),
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Keywords that are extracted often and match a large share of the stores, with the evidence.
 
     Columns: prompts it was extracted from, average document frequency, share of all
     documents it matches, injected memories it matched / carried (main) / was the only
-    reason for, and prompts it appeared in that injected nothing.
+    reason for, prompts it appeared in that injected nothing, and of the memories it
+    matched, how many Claude used or mentioned / ignored (`memrecall usage`; the
+    transcripts are read first). --never-used ranks the keywords that keep firing memories
+    Claude never uses.
 
     Example: memrecall stopwords suggest --since 30d
     """
     from ..config import load_settings
     from ..times import parse_since
     from ..stopwords import suggest
+    from ..usage import refresh
     from ._io import err, print_json, show_settings_warnings, utf8_stdio
 
     utf8_stdio()
     settings = load_settings()
     show_settings_warnings(settings)
     cutoff = parse_since(since, settings.now) if since else None
-    report = suggest(settings, cutoff, min_count=min_count, min_share=min_share, limit=limit)
+    if refresh(settings).busy:
+        err("Another memrecall process is judging injections; using the verdicts stored so far.")
+    share = min_share if min_share is not None else (0.0 if never_used else 0.1)
+    report = suggest(settings, cutoff, min_count=min_count, min_share=share, limit=limit, never_used=never_used)
     if as_json:
         print_json(
             {
@@ -66,9 +79,10 @@ def suggest_command(
         err(f"No recall log entries{' since ' + since if since else ''} in {settings.logs_dir}.")
         return
     if not report.suggestions:
+        what = "ignored memories" if never_used else "min count"
         err(
             f"No candidates among {report.considered} keywords from {report.prompts} prompts "
-            f"(min count {min_count}, min share {min_share:.0%})."
+            f"({what} {min_count}, min share {share:.0%}{', none used' if never_used else ''})."
         )
         return
     from rich.table import Table
@@ -76,12 +90,13 @@ def suggest_command(
     from ._io import console
 
     table = Table(header_style="bold")
-    for column in ("keyword", "prompts", "avg df", "doc share", "injected", "main", "only", "quiet"):
+    for column in ("keyword", "prompts", "avg df", "doc share", "injected", "main", "only", "quiet", "used",
+                   "ignored"):
         table.add_column(column, justify="left" if column == "keyword" else "right", overflow="fold")
     for s in report.suggestions:
         table.add_row(
             s.keyword, str(s.extracted), f"{s.avg_df:.1f}", f"{s.doc_share:.0%}",
-            str(s.injections), str(s.main), str(s.only), str(s.quiet),
+            str(s.injections), str(s.main), str(s.only), str(s.quiet), str(s.used), str(s.ignored),
         )
     console().print(table)
     err(
