@@ -409,13 +409,15 @@ def plan_init(path: Path, command: str, timeout: int = DEFAULT_TIMEOUT, uninstal
 
 
 def _free(path: Path) -> Path:
-    if not path.exists():
+    """`path`, else `path.1`, `path.2` …: a backup never replaces an older one."""
+    from .atomic import free_name
+
+    if not os.path.lexists(path):
         return path
-    for n in range(1, 1000):
-        candidate = path.with_name(f"{path.name}.{n}")
-        if not candidate.exists():
-            return candidate
-    raise MemrecallError(f"too many backups next to {path}")
+    try:
+        return free_name(path, keep_suffix=False)
+    except FileExistsError:
+        raise MemrecallError(f"too many backups next to {path}") from None
 
 
 def apply_init(plan: InitPlan, stamp: datetime | None = None) -> Path | None:

@@ -3,7 +3,6 @@ needs a tree walk, which the hook should not pay on every prompt."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 import time
 from pathlib import Path
@@ -27,12 +26,10 @@ def _count(root: Path, glob: str) -> int:
             return done.stdout.count(b"\n")
         except (OSError, subprocess.TimeoutExpired):
             pass
-    suffix = glob.lstrip("*")
-    total = 0
-    for _, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        total += sum(1 for f in files if f.endswith(suffix) and not f.startswith("."))
-    return total
+    from ..walk import walk_files
+
+    # Counted as search walks: dot-folders skipped, symlinks not followed.
+    return sum(1 for _ in walk_files(root, (glob.lstrip("*"),)))
 
 
 def cached_count(root: Path, glob: str, cache_dir: Path) -> int:
