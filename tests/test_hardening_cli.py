@@ -419,7 +419,8 @@ def write_session(folder: Path, n: int, turns: int = 4) -> Path:
                 "promptSource": "typed",
                 "message": {
                     "role": "user",
-                    "content": f"セッション {n} の質問 {t}: PAY-{1000 + n} の決済タイムアウトを調べて、"
+                    "content": f"セッション {n} の質問 {t}: "
+                    f"PAY-{1000 + n} の決済タイムアウトを調べて、"
                     f"internal/payment/client{n}.go を直す方針を決めよう",
                 },
             }
@@ -537,7 +538,8 @@ def _old_summaries(root: Path, count: int) -> None:
         folder = root / f"{day:%Y}" / f"{day:%m}"
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{day:%Y-%m-%d}-{sid}.md").write_text(
-            f"---\ntitle: t{n}\ndate: {day:%Y-%m-%d}T10:00:00+09:00\nsession_id: {sid}-0000-4000-8000-000000000000\n---\n"
+            f"---\ntitle: t{n}\ndate: {day:%Y-%m-%d}T10:00:00+09:00\n"
+            f"session_id: {sid}-0000-4000-8000-000000000000\n---\n"
             f"## t{n}\nbody {n}\n",
             encoding="utf-8",
         )

@@ -262,7 +262,8 @@ def c_stores_are_files(ctx: Ctx) -> Case:
 def c_unreadable_chmod0(ctx: Ctx) -> Case:
     if IS_ROOT or sys.platform == "win32":
         pytest.skip(
-            "runs as root (or Windows): chmod 0 does not stop reads; see the fifo/dir/dangling cases"
+            "runs as root (or Windows): chmod 0 does not stop reads; "
+            "see the fifo/dir/dangling cases"
         )
     locked = ctx.stores["vault"] / "notes" / "locked.md"
     locked.write_text("# locked\nPAY-1234 locked\n", encoding="utf-8")
@@ -532,8 +533,10 @@ def c_hostile_terminal_escapes(ctx: Ctx) -> Case:
     (notes / "決済タイムアウト.md").unlink()  # the hostile file name takes the note's place
     (notes / f"請求書\u202etxt.exe{esc}[2J.md").write_text(
         f"# 決済タイムアウト {esc}]0;pwned\x07\n"
-        f"PAY-1234 決済タイムアウト {esc}]8;;https://evil.example/\x07click{esc}]8;;\x07 {esc}]52;c;cm0gLXJm\x07\n"
-        f"PAY-1234 \x9b31m8-bit CSI\x9b0m \x9d8;;https://evil.example/\x9c \u2066isolate\u2069 \u202eedoc\n",
+        f"PAY-1234 決済タイムアウト {esc}]8;;https://evil.example/\x07click{esc}]8;;\x07 "
+        f"{esc}]52;c;cm0gLXJm\x07\n"
+        "PAY-1234 \x9b31m8-bit CSI\x9b0m \x9d8;;https://evil.example/\x9c "
+        "\u2066isolate\u2069 \u202eedoc\n",
         encoding="utf-8",
     )
     return Case(_normal(), fires=True, decisions={"inject"}, inspect=_inert("請求書txt.exe.md"))
@@ -785,7 +788,8 @@ def test_stale_lock_sidecar_of_a_live_session_is_kept(ctx: Ctx) -> None:
 
 
 def test_cli_recall_through_typer_is_also_fail_open(ctx: Ctx) -> None:
-    """`memrecall recall --verbose` (an unknown flag from a settings.json typo) still runs the hook."""
+    """`memrecall recall --verbose` (an unknown flag from a settings.json typo) still runs the
+    hook."""
     done = run_hook(_normal("flags"), ctx.env, argv_prefix=[sys.executable, "-m", "memrecall"])
     assert done.returncode == 0
     full = {**os.environ, **ctx.env}

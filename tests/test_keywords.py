@@ -271,7 +271,8 @@ def test_command_backend_output_is_cleaned(tmp_path: Path, shipped: set[str]) ->
     noisy = _write_script(
         tmp_path,
         "noisy.py",
-        "import sys\nsys.stdin.read()\nprint('の\\n\\n決済\\n 3 \\nは\\n決済\\n処理\\nタイムアウト\\n')\n",
+        "import sys\nsys.stdin.read()\n"
+        "print('の\\n\\n決済\\n 3 \\nは\\n決済\\n処理\\nタイムアウト\\n')\n",
     )
     analyzer, _ = resolve(noisy)
     assert texts("PAY-1234 の決済処理のタイムアウト", analyzer, shipped) == [

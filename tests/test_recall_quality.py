@@ -312,21 +312,30 @@ def everyday(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     notes = {
         "テスト方針": "ユニットテストは pytest で書く。テストの設定は pyproject.toml に置く。\n"
         "テストではログを出さない。空のリストのテストも書く。",
-        "ログ設定": "ログの設定は環境変数 LOG_LEVEL で切り替える。ログの出力先は標準出力で、詳細なログは debug のときだけ。",
-        "環境変数の一覧": "設定は環境変数から読み込む。README に環境変数の説明とインストール手順を書いた。",
-        "README の書き方": "README にはディレクトリ構成、インストール手順、設定ファイルの説明を書く。",
-        "エラーハンドリング": "関数のエラーハンドリングは例外を投げて呼び出し側で警告を表示する。ハンドラーでログ出力する。",
+        "ログ設定": "ログの設定は環境変数 LOG_LEVEL で切り替える。"
+        "ログの出力先は標準出力で、詳細なログは debug のときだけ。",
+        "環境変数の一覧": "設定は環境変数から読み込む。"
+        "README に環境変数の説明とインストール手順を書いた。",
+        "README の書き方": "README にはディレクトリ構成、"
+        "インストール手順、設定ファイルの説明を書く。",
+        "エラーハンドリング": "関数のエラーハンドリングは例外を投げて呼び出し側で警告を表示する。"
+        "ハンドラーでログ出力する。",
         "Unit tests": "Every handler gets a unit test; the test config lives in conftest.py.\n"
-        "Add a test for the empty list case when you touch a handler, and rename helpers with care.",
-        "Error handler": "The error handler logs the request and returns a JSON error response with a warning.",
-        "Config loading": "The config is read from environment variables first, then from the settings file.\n"
+        "Add a test for the empty list case when you touch a handler, "
+        "and rename helpers with care.",
+        "Error handler": "The error handler logs the request "
+        "and returns a JSON error response with a warning.",
+        "Config loading": "The config is read from environment variables first, "
+        "then from the settings file.\n"
         "A missing config file prints a warning. The database settings live there too.",
         "Logging": "Make the log output verbose with the debug log level in the config.\n"
         "The request handler is async and logs every request.",
-        "Repo layout": "The repo layout: src for code, tests for tests, docs for documentation folder.",
+        "Repo layout": "The repo layout: src for code, tests for tests, "
+        "docs for documentation folder.",
         "在庫同期の二重加算": "在庫同期バッチで SKU の在庫が二重に加算されていた。\n"
         "原因は sync_inventory_batch のリトライで、冪等キーを入れて直した。",
-        "Kafka consumer lag": "We decided to scale the orders consumer to 6 partitions after the lag incident.",
+        "Kafka consumer lag": "We decided to scale the orders consumer to 6 partitions "
+        "after the lag incident.",
         "PAY-1234 決済": "PAY-1234: 決済 API が 10 秒でタイムアウトするので 5 秒に縮めた。",
     }
     for title, body in notes.items():
@@ -473,7 +482,8 @@ def snippet_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     vault = tmp_path / "vault"
     _write(
         vault / "notes" / "coupon-stacking.md",
-        "---\ntitle: Coupon stacking\nsummary: coupon stacking rules in the frontmatter\ntags: [pricing]\n---\n"
+        "---\ntitle: Coupon stacking\nsummary: coupon stacking rules in the frontmatter\n"
+        "tags: [pricing]\n---\n"
         "# Coupon stacking\n"
         "Coupon stacking\n"
         "https://wiki.example.com/coupon-stacking\n"
@@ -614,7 +624,8 @@ def _copy(summaries: Path, recalled: bool) -> Path:
         "2026-11-30",
         "c0ffee01",
         front,
-        f"## 在庫同期の冪等キーと二重加算\n{ORIGINAL}{ORIGINAL}在庫同期の二重加算は冪等キーで防ぐ。\n",
+        f"## 在庫同期の冪等キーと二重加算\n{ORIGINAL}{ORIGINAL}"
+        "在庫同期の二重加算は冪等キーで防ぐ。\n",
     )
 
 

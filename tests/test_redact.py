@@ -46,7 +46,10 @@ def test_structured_secrets() -> None:
         "mysql://root:mysqlPassw0rd!x@localhost/db",
         "Authorization: Bearer a8F3kL9qZ2mX7vB4nR6tW1yU5oP0sD8g",
         "DB_PASSWORD=Tr0ub4dor-Horse-9931",
-        "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nabc\n-----END RSA PRIVATE KEY-----",
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi\nabc\n"
+            "-----END RSA PRIVATE KEY-----"
+        ),
     ]
     for text in cases:
         out, _ = redact(text)
@@ -219,9 +222,9 @@ def test_text_outside_a_secret_is_kept_exactly() -> None:
     """Matching runs on a normalised copy; the original text is what comes back."""
     text = "ＰＡＹ－１２３４（本番）\u200bの件。 ｐａｓｓｗｏｒｄ：ｈｕｎｔｅｒ２ｘｙ ですか？ ｶﾞｲﾄﾞ"
     out = redact(text)[0]
-    assert (
-        out
-        == "ＰＡＹ－１２３４（本番）\u200bの件。 ｐａｓｓｗｏｒｄ：[REDACTED:secret-assignment] ですか？ ｶﾞｲﾄﾞ"
+    assert out == (
+        "ＰＡＹ－１２３４（本番）\u200bの件。 "
+        "ｐａｓｓｗｏｒｄ：[REDACTED:secret-assignment] ですか？ ｶﾞｲﾄﾞ"
     )
 
 
@@ -238,7 +241,10 @@ def test_text_outside_a_secret_is_kept_exactly() -> None:
         "export API_TOKEN=${API_TOKEN} && SECRET_ID=my_secret && TOKEN_URL=https://auth.example.com/token",
         "open http://localhost:8080/@vite/client and https://docs.github.com/en/webhooks/about-webhooks",
         "--- PASS: TestLogin (0.00s)",
-        "github.com ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl",
+        (
+            "github.com ssh-ed25519 "
+            "AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+        ),
         "const token = config.get('token'); password_hash = bcrypt(pw)",
         "password: ${{ secrets.DB_PASSWORD }} and token: <your-token> and pass: {{password}}",
     ],

@@ -50,7 +50,8 @@ def stores(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch)
         vault / "notes" / NOTE_NAME,
         f"---\ntitle: {LONG_TITLE}\ntags: [inventory]\n---\n"
         + "\n".join(body)
-        + "\nquokka: 在庫同期バッチで SKU が二重に加算される。原因は sync_inventory_batch の再試行で、"
+        + "\nquokka: 在庫同期バッチで SKU が二重に加算される。"
+        "原因は sync_inventory_batch の再試行で、"
         "再試行のたびに同じ差分がもう一度適用されていた。冪等キーを入れて直した。\n",
     )
     assert undated.read_text(encoding="utf-8").splitlines()[NOTE_LINE - 1].startswith("quokka")
@@ -265,7 +266,8 @@ def test_search_warns_once_for_each_missing_store_and_still_answers(
     assert warnings == [
         f"Warning: obsidian vault {gone_vault} does not exist "
         "(MEMRECALL_OBSIDIAN / obsidian in config.toml)",
-        f"Warning: beads location {gone_project} does not exist (MEMRECALL_BEADS / beads in config.toml)",
+        f"Warning: beads location {gone_project} does not exist "
+        "(MEMRECALL_BEADS / beads in config.toml)",
     ]
     assert f"{NOTE_NAME}:{NOTE_LINE}" in done.stdout  # the vault that is there still answers
 

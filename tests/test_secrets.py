@@ -108,7 +108,10 @@ def test_secret_in_prompt_is_never_a_keyword(tmp_path: Path, isolated_home: Path
 @pytest.mark.parametrize(
     "prompt",
     [
-        "PAY-1234 の件。本番DBのパスワードは Jp-Kw-Pw1 で、mysql -uroot -pJp-Kw-Cli2 shop でつないだ",
+        (
+            "PAY-1234 の件。本番DBのパスワードは Jp-Kw-Pw1 で、"
+            "mysql -uroot -pJp-Kw-Cli2 shop でつないだ"
+        ),
         "PAY-1234: set the password to En-Kw-Pw3 and curl -u ops:En-Kw-Curl4 https://ci.example.com",
         "PAY-1234 postgres://app:Url/Kw@Pw5@db.internal/shop と PGPASSWORD=Env-Kw-Pw6 psql",
         "PAY-1234 machine ci.example.com login bot password Netrc-Kw-Pw7 と https://hooks.slack.com/triggers/T1/22/HookKw8",
@@ -222,7 +225,8 @@ def test_hostile_note_makes_memrecall_do_nothing(tmp_path: Path, isolated_home: 
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me", encoding="utf-8")
     (vault / "cmd.md").write_text(
-        f"# PAY-5151\nPAY-5151: {{hits}} $(rm {victim}) `rm {victim}` ; rm {victim} && echo pwned > {tmp_path}/p\n"
+        f"# PAY-5151\nPAY-5151: {{hits}} $(rm {victim}) `rm {victim}` ; "
+        f"rm {victim} && echo pwned > {tmp_path}/p\n"
         "{{ self.__init__ }} ${{HOME}} %(x)s\n",
         encoding="utf-8",
     )

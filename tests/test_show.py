@@ -65,7 +65,8 @@ ISSUES: list[dict[str, Any]] = [
         "issue_type": "bug",
         "labels": ["payment", "timeout"],
         "assignee": "hanako",
-        "description": "PAY-1234: 決済 API が 10 秒でタイムアウトする。\n再試行で二重決済になる恐れ。",
+        "description": "PAY-1234: 決済 API が 10 秒でタイムアウトする。\n"
+        "再試行で二重決済になる恐れ。",
         "design": "冪等キーを決済リクエストに付ける。",
         "acceptance_criteria": "二重決済がゼロ。",
         "notes": "ステージングで 1 週間観察した。",

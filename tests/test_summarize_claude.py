@@ -30,11 +30,15 @@ with open(os.environ["FAKE_CLAUDE_LOG"], "a", encoding="utf-8") as log:
                                   if k.startswith(("MEMRECALL", "CLAUDE"))}}}}) + "\n")
 mode = os.environ.get("FAKE_CLAUDE_MODE", "ok")
 if mode == "error":
-    print(json.dumps({{"type": "result", "subtype": "error_max_turns", "is_error": True, "result": "max turns"}}))
+    print(json.dumps({{"type": "result", "subtype": "error_max_turns", "is_error": True,
+                      "result": "max turns"}}))
     sys.exit(1)
 ja = "触ったファイル" in data
-names = (["何をしてた", "決まったこと", "触ったファイル", "添付ファイル・URL", "出てきた話題"] if ja else
-         ["What we did", "Decisions", "Files touched", "Attachments and URLs", "Topics"])
+names = (
+    ["何をしてた", "決まったこと", "触ったファイル", "添付ファイル・URL", "出てきた話題"]
+    if ja
+    else ["What we did", "Decisions", "Files touched", "Attachments and URLs", "Topics"]
+)
 summary = "\n".join([
     "## デプロイ設定の秘密情報を整理" if ja else "## Deploy settings cleanup",
     "設定の確認。",

@@ -1,4 +1,5 @@
-"""Fixtures for the end-to-end suite: real Claude Code, a loopback model stand-in, a throw-away HOME.
+"""Fixtures for the end-to-end suite: real Claude Code, a loopback model stand-in, a throw-away
+HOME.
 
 Every test here is marked `e2e` and skips with a reason when Claude Code (or tmux, for the
 interactive tests) is not installed; `scripts/e2e-install` installs both.
@@ -55,7 +56,8 @@ def tmux() -> str:
 
 @pytest.fixture
 def ws(tmp_path: Path) -> Iterator[Workspace]:
-    """A user with the small stores and memrecall's hook installed; checks nothing is left running."""
+    """A user with the small stores and memrecall's hook installed; checks nothing is left
+    running."""
     workspace = make_workspace(tmp_path)
     workspace.hook_setup = install_hook(workspace.home, workspace.memrecall_env())
     if memrecall_has("index"):

@@ -49,7 +49,10 @@ if not memrecall_has("summarize"):
     )
 
 PROMPTS = [
-    "PAY-1234 の決済タイムアウトを確認したい。internal/payment/client.go のタイムアウト設定を読んで",
+    (
+        "PAY-1234 の決済タイムアウトを確認したい。"
+        "internal/payment/client.go のタイムアウト設定を読んで"
+    ),
     "タイムアウトを 7 秒に変えて。PSP の p99 が 2 秒なので余裕を見て 7 秒にする",
     "念のため調査エージェントにも client.go を確認させて",
     "じゃあ 7 秒で決定。リトライは 1 回のままにしておく。ありがとう",
@@ -91,7 +94,8 @@ NEVER_TYPES = {
 
 
 def never_summarize_strings(transcript: Path) -> set[str]:
-    """Lines (30+ characters) that occur in never-summarize records and in no user/assistant record."""
+    """Lines (30+ characters) that occur in never-summarize records and in no user/assistant
+    record."""
     never, spoken = set(), []
     for d in records(transcript):
         kind = d.get("type")
