@@ -7,6 +7,7 @@ the problem is recorded in `Settings.warnings` for the caller to show (CLI) or l
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -72,6 +73,37 @@ class IndexSettings:
 
 
 @dataclass
+class TeamSettings:
+    """`[team]`: one git repository shared by a team (README "Team memory")."""
+
+    # Clone URL or path; empty: no team memory.
+    repo: str = ""
+    # This person's folder in the repository (`team init` records it).
+    name: str = ""
+    # The branch this person's syncs push to; empty: `memrecall/<name>`.
+    branch: str = ""
+    # The branch the team merges into; empty: the remote's HEAD, else `main`.
+    main: str = ""
+    # Where the clone lives; empty: `$MEMRECALL_HOME/team`.
+    clone: str = ""
+    # Who opens the pull request: auto (gh or glab when configured), gh, glab, none.
+    pr: str = "auto"
+    # Each git or gh/glab call that may wait on the network gives up after this.
+    timeout_seconds: int = 120
+
+
+TEAM_PR_CHOICES = ("auto", "gh", "glab", "none")
+_UNSAFE_FOLDER_CHARS = re.compile(r"[^a-z0-9._-]+")
+
+
+def team_folder_name(text: str) -> str:
+    """A person's folder name from a name or an e-mail's local part: lower-case ASCII
+    letters, digits, `.`, `_` and `-`, never a dot-name or a path (`../x` gives `x`)."""
+    local = text.strip().split("@", 1)[0].lower()
+    return _UNSAFE_FOLDER_CHARS.sub("-", local).strip(".-_")[:64].strip(".-_")
+
+
+@dataclass
 class Settings:
     home: Path
     obsidian: list[Path]
@@ -89,6 +121,7 @@ class Settings:
     config_path: Path | None = None
     # Where `memrecall save` writes notes; searched as one more vault once it exists.
     memories: Path | None = None
+    team: TeamSettings = field(default_factory=TeamSettings)
 
     @property
     def memories_dir(self) -> Path:
@@ -96,14 +129,37 @@ class Settings:
 
     def vaults(self) -> list[tuple[Path, str]]:
         """Every markdown vault to search with the label its documents' refs carry: the
-        configured ones (labelled by folder name when there are several) and the saved
-        memories folder, once `memrecall save` has made it."""
+        configured ones (labelled by folder name when there are several), the saved
+        memories folder, once `memrecall save` has made it, and the team's folders."""
         several = len(self.obsidian) > 1
         found = [(vault, vault.name if several else "") for vault in self.obsidian]
         memories = self.memories_dir
         if memories not in self.obsidian and memories.is_dir():
             found.append((memories, "memories"))
-        return found
+        return found + self.team_vaults()
+
+    @property
+    def team_dir(self) -> Path:
+        return _expand(self.team.clone) if self.team.clone else self.home / "team"
+
+    def team_vaults(self) -> list[tuple[Path, str]]:
+        """Each teammate's folder in the team clone as a vault labelled `team:<person>`, so
+        a hit's ref names its author. This person's own folder is left out: their
+        originals (summaries, memories) are searched already, and would show twice."""
+        if not self.team.repo:
+            return []
+        root = self.team_dir
+        try:
+            entries = sorted(os.scandir(root), key=lambda entry: entry.name)
+        except OSError:
+            return []
+        own = self.team.name
+        return [
+            (root / entry.name, f"team:{entry.name}")
+            for entry in entries
+            if not entry.name.startswith(".") and entry.name != own
+            and entry.is_dir(follow_symlinks=False)
+        ]
 
     @property
     def state_dir(self) -> Path:
@@ -213,6 +269,7 @@ _BOUNDS: dict[tuple[str, str], tuple[float, float]] = {
     ("summarize", "max_attempts"): (1, 1000),
     ("summarize", "timeout_seconds"): (1, 86_400),
     ("index", "refresh_seconds"): (1, 86_400),
+    ("team", "timeout_seconds"): (5, 86_400),
 }
 
 
@@ -263,6 +320,7 @@ def load_settings(
     recall = RecallSettings()
     summarize = SummarizeSettings()
     index = IndexSettings()
+    team = TeamSettings()
     index_env = env.get("MEMRECALL_INDEX", "").strip().lower()
     for key, value in file_values.items():
         if key == "recall":
@@ -271,6 +329,8 @@ def load_settings(
             _apply_section(index, value, "index", warnings)
         elif key == "summarize":
             _apply_section(summarize, value, "summarize", warnings)
+        elif key == "team":
+            _apply_section(team, value, "team", warnings)
         elif key not in _TOP_KEYS:
             warnings.append(f"config has unknown key {key!r}; ignored")
     if index_env in ("0", "off", "false", "no"):
@@ -335,6 +395,8 @@ def load_settings(
         except ValueError:
             warnings.append(f"MEMRECALL_NOW={now_text!r} is not an ISO-8601 time; using the clock")
 
+    _team_from_env(team, env, warnings)
+
     retention = file_values.get("retention_days", 90)
     if "retention_days" in flags:
         retention = flags["retention_days"]
@@ -363,4 +425,28 @@ def load_settings(
         index=index,
         warnings=warnings,
         config_path=config_path,
+        team=team,
     )
+
+
+def _team_from_env(team: TeamSettings, env: Mapping[str, str], warnings: list[str]) -> None:
+    """MEMRECALL_TEAM_<KEY> beats `[team] <key>`; then the values are checked."""
+    for key in ("repo", "name", "branch", "main", "clone", "pr"):
+        value = env.get(f"MEMRECALL_TEAM_{key.upper()}", "").strip()
+        if value:
+            setattr(team, key, value)
+    team.repo, team.branch, team.main = team.repo.strip(), team.branch.strip(), team.main.strip()
+    if team.name:
+        safe = team_folder_name(team.name)
+        if safe != team.name:
+            # A name that is not a plain folder name could point outside the clone.
+            instead = f"using {safe!r}" if safe else "ignored"
+            warnings.append(
+                f"[team] name {team.name!r} is not a plain folder name (a-z 0-9 . _ -); {instead}"
+            )
+            team.name = safe
+    team.pr = team.pr.strip().lower()
+    if team.pr not in TEAM_PR_CHOICES:
+        choices = ", ".join(TEAM_PR_CHOICES)
+        warnings.append(f"[team] pr = {team.pr!r} is not one of {choices}; using auto")
+        team.pr = "auto"
