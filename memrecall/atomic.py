@@ -14,8 +14,15 @@ from pathlib import Path
 from typing import Any, Iterator
 
 __all__ = [
-    "write_atomic", "write_json_atomic", "read_json", "locked", "run_lock", "append_line",
-    "LockTimeout", "numbered", "free_name",
+    "write_atomic",
+    "write_json_atomic",
+    "read_json",
+    "locked",
+    "run_lock",
+    "append_line",
+    "LockTimeout",
+    "numbered",
+    "free_name",
 ]
 
 

@@ -72,10 +72,21 @@ MAX_ARGV_PATTERNS = 64
 
 def _rg_argv(rg: str, job: GrepJob, pattern_args: list[str]) -> list[str]:
     argv = [
-        rg, "--no-config", "--fixed-strings", "--ignore-case", "--line-number",
-        "--with-filename", "--no-heading", "--null", "--color", "never", "--only-matching",
+        rg,
+        "--no-config",
+        "--fixed-strings",
+        "--ignore-case",
+        "--line-number",
+        "--with-filename",
+        "--no-heading",
+        "--null",
+        "--color",
+        "never",
+        "--only-matching",
         # A user's .gitignore must not hide notes; dot-folders stay skipped (no --hidden).
-        "--no-ignore", "--max-filesize", "8M",
+        "--no-ignore",
+        "--max-filesize",
+        "8M",
     ]
     for glob in job.globs:
         argv += ["--glob", glob]
@@ -127,7 +138,11 @@ def grep(
 
 
 def _grep_all(
-    rg: str, jobs: list[GrepJob], patterns: list[str], pattern_args: list[str], deadline: float | None
+    rg: str,
+    jobs: list[GrepJob],
+    patterns: list[str],
+    pattern_args: list[str],
+    deadline: float | None,
 ) -> list[GrepResult]:
     import subprocess
 

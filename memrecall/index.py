@@ -37,8 +37,15 @@ from .config import Settings
 # Building and refreshing live in `indexer.py`, off the hook's path; these names are
 # re-exported lazily so `memrecall.index` stays the one place to look.
 _BUILDER = {
-    "refresh", "refresh_if_present", "status", "Status", "RefreshReport", "SourceDoc",
-    "markdown_doc", "beads_docs", "MANIFEST_NAME",
+    "refresh",
+    "refresh_if_present",
+    "status",
+    "Status",
+    "RefreshReport",
+    "SourceDoc",
+    "markdown_doc",
+    "beads_docs",
+    "MANIFEST_NAME",
 }
 
 
@@ -48,6 +55,7 @@ def __getattr__(name: str) -> Any:
 
         return getattr(indexer, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 SCHEMA_VERSION = 5  # 5: date_source
 
@@ -60,7 +68,9 @@ MAX_FILE_BYTES = 2 << 20
 _TOKENIZER = "mr_ws"
 
 
-_CJK_RUN = re.compile(r"[\u3041-\u3096\u30A1-\u30FA\u30FC-\u30FF\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u3005-\u3007]+")
+_CJK_RUN = re.compile(
+    r"[\u3041-\u3096\u30A1-\u30FA\u30FC-\u30FF\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u3005-\u3007]+"
+)
 
 
 class IndexUnavailable(Exception):
@@ -169,7 +179,9 @@ def maybe_start_refresh(settings: Settings, reason: str, rebuild: bool = False) 
 
         kwargs: dict[str, Any] = {}
         if os.name == "nt":
-            kwargs["creationflags"] = 0x00000008 | 0x00000200  # DETACHED_PROCESS | NEW_PROCESS_GROUP
+            kwargs["creationflags"] = (
+                0x00000008 | 0x00000200
+            )  # DETACHED_PROCESS | NEW_PROCESS_GROUP
         else:
             kwargs["start_new_session"] = True
         log = open(home / "refresh.log", "ab")
@@ -177,8 +189,21 @@ def maybe_start_refresh(settings: Settings, reason: str, rebuild: bool = False) 
             # `-P` and a cwd of our own: `python -m` would otherwise import a `memrecall/`
             # package from the prompt's project folder, i.e. run a cloned repository's code.
             subprocess.Popen(
-                [sys.executable, "-P", "-m", "memrecall", "index", "rebuild" if rebuild else "refresh", "--background"],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, close_fds=True, cwd=str(home), **kwargs,
+                [
+                    sys.executable,
+                    "-P",
+                    "-m",
+                    "memrecall",
+                    "index",
+                    "rebuild" if rebuild else "refresh",
+                    "--background",
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                close_fds=True,
+                cwd=str(home),
+                **kwargs,
             )
         finally:
             log.close()
@@ -205,7 +230,9 @@ class IndexedHit:
         self.head: str = stored.get_first("head") or ""
         self.status: str = stored.get_first("status") or ""
         priority = stored.get_first("priority")
-        self.priority: int | None = priority if isinstance(priority, int) and priority >= 0 else None
+        self.priority: int | None = (
+            priority if isinstance(priority, int) and priority >= 0 else None
+        )
         date = stored.get_first("date")
         self.date: datetime | None = datetime.fromtimestamp(date, timezone.utc) if date else None
         self.date_source: str = (stored.get_first("date_source") or "") if date else ""
@@ -230,7 +257,9 @@ class QueryTerm:
 class IndexAnswer:
     __slots__ = ("hits", "df", "totals", "stale")
 
-    def __init__(self, hits: list[IndexedHit], df: list[dict[str, int]], totals: dict[str, int], stale: bool) -> None:
+    def __init__(
+        self, hits: list[IndexedHit], df: list[dict[str, int]], totals: dict[str, int], stale: bool
+    ) -> None:
         self.hits = hits
         self.df = df  # per query term: store → documents holding it
         self.totals = totals  # store → documents
@@ -242,7 +271,9 @@ class IndexReader:
         try:
             tv = _tantivy()
         except ImportError as exc:  # a platform without a tantivy wheel: ripgrep only
-            raise IndexUnavailable(f"tantivy cannot be imported ({exc})", rebuildable=False) from None
+            raise IndexUnavailable(
+                f"tantivy cannot be imported ({exc})", rebuildable=False
+            ) from None
         home = index_home(settings)
         gen = _current(home)
         if gen is None:
@@ -257,7 +288,9 @@ class IndexReader:
         if meta.get("schema") != SCHEMA_VERSION:
             raise IndexUnavailable(f"index schema {meta.get('schema')!r} is not {SCHEMA_VERSION}")
         if meta.get("backend") != backend:
-            raise IndexUnavailable(f"index built with {meta.get('backend')!r}, prompts use {backend!r}")
+            raise IndexUnavailable(
+                f"index built with {meta.get('backend')!r}, prompts use {backend!r}"
+            )
         self.configured = {(r.store, str(r.path)) for r in configured_roots(settings)}
         indexed = {tuple(r) for r in meta.get("roots", []) if isinstance(r, list)}
         self.missing_roots = self.configured - indexed
@@ -269,7 +302,9 @@ class IndexReader:
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:
-            raise IndexUnavailable(f"index unreadable: {exc.__class__.__name__}: {str(exc)[:200]}") from None
+            raise IndexUnavailable(
+                f"index unreadable: {exc.__class__.__name__}: {str(exc)[:200]}"
+            ) from None
         self.schema = self.index.schema
         self.settings = settings
 
@@ -286,30 +321,47 @@ class IndexReader:
             # so every word of it, stemmed as the index stems them.
             from .keywords import term_key
 
-            return tv.Query.boolean_query([
-                (tv.Occur.Must, tv.Query.term_query(self.schema, field_name, term_key(word))) for word in words
-            ])
+            return tv.Query.boolean_query(
+                [
+                    (tv.Occur.Must, tv.Query.term_query(self.schema, field_name, term_key(word)))
+                    for word in words
+                ]
+            )
         return tv.Query.term_query(self.schema, field_name, qt.term)
 
     def _filters(self, stores: set[str] | None) -> list[tuple[Any, Any]]:
         tv = _tantivy()
         occur = tv.Occur
         clauses = []
-        cutoff = int((self.settings.now - timedelta(days=self.settings.retention_days)).timestamp()) \
-            if self.settings.retention_days < 365 * 5000 else None
+        cutoff = (
+            int((self.settings.now - timedelta(days=self.settings.retention_days)).timestamp())
+            if self.settings.retention_days < 365 * 5000
+            else None
+        )
         if cutoff is not None:
             # Retention is a query clause: a summary past the window is invisible the moment
             # it passes, before any refresh or prune.
-            old = tv.Query.boolean_query([
-                (occur.Must, tv.Query.term_query(self.schema, "store", "summaries")),
-                (occur.Must, tv.Query.range_query(self.schema, "date", tv.FieldType.Integer, None, cutoff - 1)),
-            ])
+            old = tv.Query.boolean_query(
+                [
+                    (occur.Must, tv.Query.term_query(self.schema, "store", "summaries")),
+                    (
+                        occur.Must,
+                        tv.Query.range_query(
+                            self.schema, "date", tv.FieldType.Integer, None, cutoff - 1
+                        ),
+                    ),
+                ]
+            )
             clauses.append((occur.MustNot, old))
         if stores is not None:
-            clauses.append((occur.Must, tv.Query.term_set_query(self.schema, "store", sorted(stores))))
+            clauses.append(
+                (occur.Must, tv.Query.term_set_query(self.schema, "store", sorted(stores)))
+            )
         return clauses
 
-    def query(self, terms: list[QueryTerm], limit: int, stores: set[str] | None = None) -> IndexAnswer:
+    def query(
+        self, terms: list[QueryTerm], limit: int, stores: set[str] | None = None
+    ) -> IndexAnswer:
         import math
 
         tv = _tantivy()
@@ -330,14 +382,19 @@ class IndexReader:
             if not qt.cjk and " " not in qt.term:
                 present = searcher.doc_freq("body", qt.term) > 0
             else:
-                present = len(store_names) < 2 or searcher.search(query, limit=1, count=True).count > 0
+                present = (
+                    len(store_names) < 2 or searcher.search(query, limit=1, count=True).count > 0
+                )
             if not present:
                 df.append(counts)
                 continue
             for name in store_names:
-                in_store = tv.Query.boolean_query([
-                    (occur.Must, query), (occur.Must, tv.Query.term_query(self.schema, "store", name)),
-                ])
+                in_store = tv.Query.boolean_query(
+                    [
+                        (occur.Must, query),
+                        (occur.Must, tv.Query.term_query(self.schema, "store", name)),
+                    ]
+                )
                 count = searcher.search(in_store, limit=1, count=True).count
                 if count:
                     counts[name] = count
@@ -348,7 +405,9 @@ class IndexReader:
                 continue
             should.append((occur.Should, tv.Query.boost_query(self._term_query(qt), qt.boost)))
             if not qt.cjk:
-                should.append((occur.Should, tv.Query.boost_query(self._term_query(qt, "head"), qt.boost * 2)))
+                should.append(
+                    (occur.Should, tv.Query.boost_query(self._term_query(qt, "head"), qt.boost * 2))
+                )
         if not should:
             return IndexAnswer([], df, totals, self.age > self.settings.index.refresh_seconds)
         filters = self._filters(stores)
@@ -363,11 +422,15 @@ class IndexReader:
             hits[(address.segment_ord, address.doc)] = hit
             keys.append(hit.key)
         if hits:
-            only = tv.Query.const_score_query(tv.Query.term_set_query(self.schema, "key", keys), 0.0)
+            only = tv.Query.const_score_query(
+                tv.Query.term_set_query(self.schema, "key", keys), 0.0
+            )
             for position, (qt, freq) in enumerate(zip(terms, df)):
                 if not freq:
                     continue
-                member = tv.Query.boolean_query([(occur.Must, self._term_query(qt)), (occur.Must, only)])
+                member = tv.Query.boolean_query(
+                    [(occur.Must, self._term_query(qt)), (occur.Must, only)]
+                )
                 every = sum(freq.values())
                 idf = math.log(1 + (total - every + 0.5) / (every + 0.5))
                 for score, address in searcher.search(member, limit=len(hits)).hits:
@@ -377,7 +440,9 @@ class IndexReader:
                     # BM25's term-frequency part: 1.0 for one mention in a document of
                     # average length, up to 2.2 for many, less in a long document.
                     holder.terms[position] = 1.0 if qt.cjk or idf <= 0 else score / idf
-        return IndexAnswer(list(hits.values()), df, totals, self.age > self.settings.index.refresh_seconds)
+        return IndexAnswer(
+            list(hits.values()), df, totals, self.age > self.settings.index.refresh_seconds
+        )
 
 
 def _meta_head(raw: bytes) -> dict[str, Any]:

@@ -22,8 +22,17 @@ from typing import Any, Callable
 from .atomic import read_json, write_atomic, write_json_atomic
 from .config import Settings
 from .index import (
-    _TOKENIZER, MAX_FILE_BYTES, META_NAME, SCHEMA_VERSION, Root, _current, _register, _tantivy, cjk_grams,
-    configured_roots, index_home,
+    _TOKENIZER,
+    MAX_FILE_BYTES,
+    META_NAME,
+    SCHEMA_VERSION,
+    Root,
+    _current,
+    _register,
+    _tantivy,
+    cjk_grams,
+    configured_roots,
+    index_home,
 )
 from .walk import walk_files
 
@@ -89,11 +98,20 @@ def markdown_doc(root: Root, path: Path, st: os.stat_result) -> SourceDoc | None
     assert note.date is not None  # settle_date had an mtime
     return SourceDoc(
         # Path parts one a line: a whole absolute path is one long token to redaction's gate.
-        shown="\n".join([*path.parts, root.label, text]), stamp=f"{st.st_size}:{st.st_mtime_ns}",
-        store=root.store, root=str(root.path), ref=ref, path=str(path), title=note.title,
-        head=" ".join([note.title, path.stem, *note.tags, *note.aliases]), body=body,
-        date=int(note.date.timestamp()), date_source=note.date_source,
-        tags=note.tags, aliases=note.aliases, recalled=note.recalled,
+        shown="\n".join([*path.parts, root.label, text]),
+        stamp=f"{st.st_size}:{st.st_mtime_ns}",
+        store=root.store,
+        root=str(root.path),
+        ref=ref,
+        path=str(path),
+        title=note.title,
+        head=" ".join([note.title, path.stem, *note.tags, *note.aliases]),
+        body=body,
+        date=int(note.date.timestamp()),
+        date_source=note.date_source,
+        tags=note.tags,
+        aliases=note.aliases,
+        recalled=note.recalled,
     )
 
 
@@ -120,18 +138,27 @@ def beads_docs(root: Root) -> dict[str, tuple[str, SourceDoc]]:
             if issue is None:
                 continue
             doc = issue_document(root.path, issue, number)
-            shown = "\n".join([*root.path.parts, doc.ref, doc.title, *doc.tags, *doc.lines.values()])
+            shown = "\n".join(
+                [*root.path.parts, doc.ref, doc.title, *doc.tags, *doc.lines.values()]
+            )
             found[doc.ref] = (
                 # Where it starts is part of its state: an issue written above it moves it,
                 # and the index must learn its new line and offset (the hook reads it there).
                 f"{hashlib.sha1(raw).hexdigest()[:16]}@{start}",
                 SourceDoc(
-                    store="beads", root=str(root.path), ref=doc.ref, path=str(root.path),
-                    title=doc.title, head=" ".join([doc.ref, doc.title, *doc.tags]),
+                    store="beads",
+                    root=str(root.path),
+                    ref=doc.ref,
+                    path=str(root.path),
+                    title=doc.title,
+                    head=" ".join([doc.ref, doc.title, *doc.tags]),
                     body="\n".join(doc.lines.values()),
-                    date=int(doc.date.timestamp()) if doc.date else 0, date_source=doc.date_source,
-                    line=number, offset=start,
-                    tags=doc.tags, status=doc.status or "open",
+                    date=int(doc.date.timestamp()) if doc.date else 0,
+                    date_source=doc.date_source,
+                    line=number,
+                    offset=start,
+                    tags=doc.tags,
+                    status=doc.status or "open",
                     priority=doc.priority if doc.priority is not None else -1,
                     shown=shown,
                     stamp=f"{zlib.crc32(raw):08x}",
@@ -158,7 +185,9 @@ def _schema() -> Any:
     builder.add_text_field("date_source", stored=True, tokenizer_name="raw", index_option="basic")
     builder.add_text_field("head", stored=True, tokenizer_name=_TOKENIZER, index_option="freq")
     builder.add_text_field("body", stored=False, tokenizer_name=_TOKENIZER, index_option="freq")
-    builder.add_text_field("grams", stored=False, tokenizer_name=_TOKENIZER, index_option="position")
+    builder.add_text_field(
+        "grams", stored=False, tokenizer_name=_TOKENIZER, index_option="position"
+    )
     builder.add_integer_field("date", stored=True, indexed=True, fast=True)
     builder.add_integer_field("line", stored=True)
     builder.add_integer_field("offset", stored=True)
@@ -189,11 +218,24 @@ def _to_document(doc: SourceDoc, analysed: tuple[str, str, str, bool]) -> Any:
     tv = _tantivy()
     head, body, grams, clean = analysed
     return tv.Document(
-        key=doc.key, store=doc.store, root=doc.root, ref=doc.ref, path=doc.path,
-        title=doc.title, tags=doc.tags or [""], recalled=doc.recalled or [""], status=doc.status,
-        head=head, body=body, grams=grams,
-        date=doc.date, date_source=doc.date_source, line=doc.line, offset=doc.offset,
-        priority=doc.priority, clean=int(clean),
+        key=doc.key,
+        store=doc.store,
+        root=doc.root,
+        ref=doc.ref,
+        path=doc.path,
+        title=doc.title,
+        tags=doc.tags or [""],
+        recalled=doc.recalled or [""],
+        status=doc.status,
+        head=head,
+        body=body,
+        grams=grams,
+        date=doc.date,
+        date_source=doc.date_source,
+        line=doc.line,
+        offset=doc.offset,
+        priority=doc.priority,
+        clean=int(clean),
         stamp=doc.stamp,
     )
 
@@ -232,8 +274,10 @@ class _Adder:
 
             # spawn, never fork: the writer already runs tantivy threads in this process.
             self.pool = ProcessPoolExecutor(
-                max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                initializer=_worker_init, initargs=(tokenizer,),
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_worker_init,
+                initargs=(tokenizer,),
             )
             self.workers = workers
 
@@ -279,9 +323,13 @@ class Status:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "exists": self.exists, "path": str(self.path) if self.path else None,
-            "documents": self.documents, "bytes": self.bytes, "backend": self.backend,
-            "built_at": self.built_at, "refreshed_at": self.refreshed_at,
+            "exists": self.exists,
+            "path": str(self.path) if self.path else None,
+            "documents": self.documents,
+            "bytes": self.bytes,
+            "backend": self.backend,
+            "built_at": self.built_at,
+            "refreshed_at": self.refreshed_at,
             "age_seconds": None if self.age_seconds is None else round(self.age_seconds, 1),
             "problem": self.problem,
         }
@@ -330,9 +378,21 @@ class RefreshReport:
     files: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def as_json(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in (
-            "mode", "added", "updated", "removed", "unchanged", "documents", "files_scanned",
-            "seconds", "warnings", "path")}
+        return {
+            k: getattr(self, k)
+            for k in (
+                "mode",
+                "added",
+                "updated",
+                "removed",
+                "unchanged",
+                "documents",
+                "files_scanned",
+                "seconds",
+                "warnings",
+                "path",
+            )
+        }
 
 
 Progress = Callable[[int, int], None]
@@ -376,7 +436,9 @@ def refresh(
         return _refresh_locked(settings, home, full, progress)
 
 
-def _refresh_locked(settings: Settings, home: Path, full: bool, progress: Progress | None) -> RefreshReport:
+def _refresh_locked(
+    settings: Settings, home: Path, full: bool, progress: Progress | None
+) -> RefreshReport:
     from .tokenizers import resolve
 
     started = time.monotonic()
@@ -387,8 +449,11 @@ def _refresh_locked(settings: Settings, home: Path, full: bool, progress: Progre
     current = _current(home)
     meta = read_json(current / META_NAME, None) if current else None
     usable = (
-        not full and current is not None and isinstance(meta, dict)
-        and meta.get("schema") == SCHEMA_VERSION and meta.get("backend") == analyzer.name
+        not full
+        and current is not None
+        and isinstance(meta, dict)
+        and meta.get("schema") == SCHEMA_VERSION
+        and meta.get("backend") == analyzer.name
     )
     index = None
     if usable:
@@ -481,8 +546,13 @@ def alias_groups(files: dict[str, Any]) -> str:
 
 
 def _apply(
-    index: Any, analyzer: Any, roots: list[Root], old_files: dict[str, Any],
-    report: RefreshReport, progress: Progress | None, tokenizer: str,
+    index: Any,
+    analyzer: Any,
+    roots: list[Root],
+    old_files: dict[str, Any],
+    report: RefreshReport,
+    progress: Progress | None,
+    tokenizer: str,
 ) -> None:
     files = _scan(roots)
     report.files_scanned = len(files)
@@ -497,7 +567,8 @@ def _apply(
                     writer.delete_documents_by_term("key", key)
                     report.removed += 1
         todo = [
-            (path, root, st) for path, (root, st) in files.items()
+            (path, root, st)
+            for path, (root, st) in files.items()
             if not _same_file(old_files.get(path), st)
         ]
         for path, (root, st) in files.items():
@@ -545,11 +616,21 @@ def _entry_keys(entry: Any) -> list[str]:
 
 
 def _same_file(entry: Any, st: os.stat_result) -> bool:
-    return isinstance(entry, dict) and entry.get("mtime") == st.st_mtime_ns and entry.get("size") == st.st_size
+    return (
+        isinstance(entry, dict)
+        and entry.get("mtime") == st.st_mtime_ns
+        and entry.get("size") == st.st_size
+    )
 
 
 def _apply_markdown(
-    writer: Any, adder: _Adder, root: Root, path: Path, st: os.stat_result, old: Any, report: RefreshReport
+    writer: Any,
+    adder: _Adder,
+    root: Root,
+    path: Path,
+    st: os.stat_result,
+    old: Any,
+    report: RefreshReport,
 ) -> dict[str, Any]:
     for key in _entry_keys(old):
         writer.delete_documents_by_term("key", key)

@@ -42,12 +42,20 @@ CRON_MARK = "# memrecall daily"
 LAUNCHD_LABEL = "com.memrecall.daily"
 DAILY_WRAPPER = "memrecall-daily"  # in $MEMRECALL_HOME/bin: what cron and launchd run
 DAILY_HOUR, DAILY_MINUTE = 4, 17  # cron and launchd; local time, when a laptop is likely idle
-WINDOWS_TASKS = (("memrecall-summarize", "summarize", "04:17"), ("memrecall-prune", "prune", "04:47"))
+WINDOWS_TASKS = (
+    ("memrecall-summarize", "summarize", "04:17"),
+    ("memrecall-prune", "prune", "04:47"),
+)
 PLATFORMS = ("linux", "macos", "windows")
 # Carried into the scheduled job: schedulers do not run the user's shell profile.
 CARRIED_ENV = (
-    "MEMRECALL_HOME", "MEMRECALL_OBSIDIAN", "MEMRECALL_BEADS", "MEMRECALL_SUMMARIES",
-    "MEMRECALL_CLAUDE_PROJECTS", "MEMRECALL_TOKENIZER", "CLAUDE_CONFIG_DIR",
+    "MEMRECALL_HOME",
+    "MEMRECALL_OBSIDIAN",
+    "MEMRECALL_BEADS",
+    "MEMRECALL_SUMMARIES",
+    "MEMRECALL_CLAUDE_PROJECTS",
+    "MEMRECALL_TOKENIZER",
+    "CLAUDE_CONFIG_DIR",
 )
 
 # Any command that mentions running memrecall's hook, however it is wrapped.
@@ -70,6 +78,7 @@ BACKUP_TAG = ".memrecall-backup-"
 
 
 # --- where things are -------------------------------------------------------------------
+
 
 def current_platform() -> str:
     if sys.platform == "win32":
@@ -163,10 +172,17 @@ def hook_argv(command: Any) -> list[str] | None:
     words = plain_argv(command)
     if words is None:
         return None
-    if len(words) == 2 and words[1] == "recall" and _base_name(words[0]) in ("memrecall", "memrecall.exe"):
+    if (
+        len(words) == 2
+        and words[1] == "recall"
+        and _base_name(words[0]) in ("memrecall", "memrecall.exe")
+    ):
         return words
-    if (len(words) == 4 and words[1:] == ["-m", "memrecall", "recall"]
-            and _PYTHON_NAME.fullmatch(_base_name(words[0]))):
+    if (
+        len(words) == 4
+        and words[1:] == ["-m", "memrecall", "recall"]
+        and _PYTHON_NAME.fullmatch(_base_name(words[0]))
+    ):
         return words
     return None
 
@@ -183,6 +199,7 @@ def mentions_memrecall(command: Any) -> bool:
 
 
 # --- settings.json ----------------------------------------------------------------------
+
 
 def _read_regular(path: Path) -> bytes | None:
     """The bytes of a regular file, or None if it is missing. Opened without blocking and
@@ -218,7 +235,9 @@ def _read_regular(path: Path) -> bytes | None:
             chunks.append(chunk)
             left -= len(chunk)
         if left <= 0:  # grew while being read
-            raise MemrecallError(f"{path} is larger than {SETTINGS_MAX_BYTES // (1024 * 1024)} MB; nothing was changed")
+            raise MemrecallError(
+                f"{path} is larger than {SETTINGS_MAX_BYTES // (1024 * 1024)} MB; nothing was changed"
+            )
         return b"".join(chunks)
     except OSError as exc:
         raise MemrecallError(f"cannot read {path}: {exc.strerror or exc}") from None
@@ -254,7 +273,9 @@ def read_settings_file(path: Path) -> tuple[str | None, dict[str, Any]]:
             f"{path} is not valid JSON ({exc} is not a JSON number); fix it first, nothing was changed"
         ) from None
     except RecursionError:
-        raise MemrecallError(f"{path} is nested too deeply to be a settings file; nothing was changed") from None
+        raise MemrecallError(
+            f"{path} is nested too deeply to be a settings file; nothing was changed"
+        ) from None
     if not isinstance(data, dict):
         raise MemrecallError(f"{path} does not hold a JSON object; nothing was changed")
     return text, data
@@ -267,14 +288,14 @@ def _event_groups(data: dict[str, Any], path: Path, create: bool) -> list[Any] |
             return None
         hooks = data["hooks"] = {}
     if not isinstance(hooks, dict):
-        raise MemrecallError(f"{path}: \"hooks\" is not an object; nothing was changed")
+        raise MemrecallError(f'{path}: "hooks" is not an object; nothing was changed')
     groups = hooks.get(HOOK_EVENT)
     if groups is None:
         if not create:
             return None
         groups = hooks[HOOK_EVENT] = []
     if not isinstance(groups, list):
-        raise MemrecallError(f"{path}: \"hooks.{HOOK_EVENT}\" is not a list; nothing was changed")
+        raise MemrecallError(f'{path}: "hooks.{HOOK_EVENT}" is not a list; nothing was changed')
     return groups
 
 
@@ -285,7 +306,9 @@ def prompt_handlers(data: dict[str, Any]) -> list[dict[str, Any]]:
     found = []
     for group in groups if isinstance(groups, list) else []:
         handlers = group.get("hooks") if isinstance(group, dict) else None
-        found += [h for h in (handlers if isinstance(handlers, list) else []) if isinstance(h, dict)]
+        found += [
+            h for h in (handlers if isinstance(handlers, list) else []) if isinstance(h, dict)
+        ]
     return found
 
 
@@ -297,7 +320,8 @@ def our_handlers(data: dict[str, Any]) -> list[dict[str, Any]]:
 def their_memrecall_commands(data: dict[str, Any]) -> list[str]:
     """Commands the user wrote that run memrecall's hook their own way: never ours to touch."""
     return [
-        h["command"] for h in prompt_handlers(data)
+        h["command"]
+        for h in prompt_handlers(data)
         if mentions_memrecall(h.get("command")) and not is_our_command(h.get("command"))
     ]
 
@@ -368,9 +392,11 @@ def dump_settings(old_text: str | None, data: dict[str, Any]) -> str:
     text = old_text or ""
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     try:
-        return bom + rewrite(text[len(bom):], data)
+        return bom + rewrite(text[len(bom) :], data)
     except RecursionError:
-        raise MemrecallError("the settings are nested too deeply to write back; nothing was changed") from None
+        raise MemrecallError(
+            "the settings are nested too deeply to write back; nothing was changed"
+        ) from None
 
 
 @dataclass
@@ -388,14 +414,20 @@ class InitPlan:
 
     def diff(self) -> str:
         old = (self.old_text or "").splitlines(keepends=True)
-        new = (self.new_text if self.new_text is not None else self.old_text or "").splitlines(keepends=True)
+        new = (self.new_text if self.new_text is not None else self.old_text or "").splitlines(
+            keepends=True
+        )
         label = str(self.path)
         return "".join(
-            difflib.unified_diff(old, new, fromfile=label if self.old_text is not None else "/dev/null", tofile=label)
+            difflib.unified_diff(
+                old, new, fromfile=label if self.old_text is not None else "/dev/null", tofile=label
+            )
         )
 
 
-def plan_init(path: Path, command: str, timeout: int = DEFAULT_TIMEOUT, uninstall: bool = False) -> InitPlan:
+def plan_init(
+    path: Path, command: str, timeout: int = DEFAULT_TIMEOUT, uninstall: bool = False
+) -> InitPlan:
     old_text, data = read_settings_file(path)
     theirs = their_memrecall_commands(data)
     if uninstall:
@@ -438,7 +470,9 @@ def apply_init(plan: InitPlan, stamp: datetime | None = None) -> Path | None:
         try:
             info = target.stat()
         except OSError as exc:
-            raise MemrecallError(f"cannot read {target} for a backup: {exc.strerror or exc}") from None
+            raise MemrecallError(
+                f"cannot read {target} for a backup: {exc.strerror or exc}"
+            ) from None
         mode, links = info.st_mode & 0o777, info.st_nlink
         write_atomic(backup, original)
     if mode is None:
@@ -477,7 +511,7 @@ def prune_backups(target: Path, keep: Path, kept: int = SETTINGS_BACKUPS_KEPT) -
         if match and entry.name != keep.name and entry.is_file(follow_symlinks=False):
             found.append(((match[1], int(match[2] or 0)), Path(entry.path)))
     found.sort()
-    older = found[:max(0, len(found) - (kept - 1))]
+    older = found[: max(0, len(found) - (kept - 1))]
     deleted = []
     for _, path in older:
         try:
@@ -507,7 +541,7 @@ def _write_in_place(path: Path, text: str) -> None:
                     raise
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.ftruncate(fd, len(data))
         os.fsync(fd)
     finally:
@@ -515,6 +549,7 @@ def _write_in_place(path: Path, text: str) -> None:
 
 
 # --- the daily schedule -----------------------------------------------------------------
+
 
 @dataclass
 class Schedule:
@@ -537,11 +572,14 @@ class Schedule:
         init installs it, would install it (--dry-run) or only prints it."""
         if self.wrapper_path is None:  # Task Scheduler runs memrecall itself, once per command
             tasks = ", ".join(
-                f"task {name} runs `memrecall {sub}` at {at}" for name, sub, at in WINDOWS_TASKS)
+                f"task {name} runs `memrecall {sub}` at {at}" for name, sub, at in WINDOWS_TASKS
+            )
             return f"every day (local time): {tasks}; no wrapper script on Windows"
         at = f"{DAILY_HOUR:02d}:{DAILY_MINUTE:02d}"
-        return (f"every day at {at} (local time): {self.wrapper_path}, "
-                f"which runs memrecall summarize then prune, output in {self.log_path}")
+        return (
+            f"every day at {at} (local time): {self.wrapper_path}, "
+            f"which runs memrecall summarize then prune, output in {self.log_path}"
+        )
 
     def change(self, remove: bool = False) -> str:
         """What `init --schedule` does to the scheduler, as a verb phrase: --dry-run says it
@@ -549,16 +587,24 @@ class Schedule:
         wrapper, agent = self.wrapper_path, self.plist_path
         if self.platform == "linux":
             if remove:
-                return (f"remove the line tagged `{CRON_MARK}` from your crontab (crontab -), "
-                        f"then delete {wrapper}")
-            return (f"write {wrapper}, then add a line tagged `{CRON_MARK}` that runs it to your "
-                    "crontab (crontab -)")
+                return (
+                    f"remove the line tagged `{CRON_MARK}` from your crontab (crontab -), "
+                    f"then delete {wrapper}"
+                )
+            return (
+                f"write {wrapper}, then add a line tagged `{CRON_MARK}` that runs it to your "
+                "crontab (crontab -)"
+            )
         if self.platform == "macos":
             if remove:
-                return (f"unload and delete the agent {agent} (launchctl unload -w), "
-                        f"then delete {wrapper}")
-            return (f"write {wrapper} and the agent {agent} that runs it, "
-                    "then load it (launchctl load -w)")
+                return (
+                    f"unload and delete the agent {agent} (launchctl unload -w), "
+                    f"then delete {wrapper}"
+                )
+            return (
+                f"write {wrapper} and the agent {agent} that runs it, "
+                "then load it (launchctl load -w)"
+            )
         names = " and ".join(name for name, _, _ in WINDOWS_TASKS)
         if remove:
             return f"delete the tasks {names} (schtasks /Delete)"
@@ -570,7 +616,9 @@ def _carried_env(memrecall_home: Path, claude: str | None) -> dict[str, str]:
     env["MEMRECALL_HOME"] = str(memrecall_home)  # resolved: the home the wrapper lives in
     if claude:
         # summarize runs `claude -p`: the scheduler's PATH is minimal.
-        env["PATH"] = os.pathsep.join([str(Path(claude).parent), "/usr/local/bin", "/usr/bin", "/bin"])
+        env["PATH"] = os.pathsep.join(
+            [str(Path(claude).parent), "/usr/local/bin", "/usr/bin", "/bin"]
+        )
     return env
 
 
@@ -601,8 +649,16 @@ def build_schedule(
     if platform == "linux":
         line = f"{DAILY_MINUTE} {DAILY_HOUR} * * * {quote(str(wrapper), 'linux')} {CRON_MARK}"
         line = line.replace("%", r"\%")  # cron turns a bare % into a newline
-        return Schedule(platform, line, "your crontab (crontab -e)", scheduler="cron",
-                        cron_line=line, wrapper_path=wrapper, wrapper=script, log_path=log)
+        return Schedule(
+            platform,
+            line,
+            "your crontab (crontab -e)",
+            scheduler="cron",
+            cron_line=line,
+            wrapper_path=wrapper,
+            wrapper=script,
+            log_path=log,
+        )
     if platform == "macos":
         plist_path = Path.home() / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
         payload = {
@@ -619,29 +675,62 @@ def build_schedule(
             f"# {plist_path}\n{data.decode('utf-8')}"
             f"# then: launchctl load -w {quote(str(plist_path), 'macos')}\n"
         )
-        return Schedule(platform, text, str(plist_path), scheduler="launchd", plist_path=plist_path,
-                        plist=data, wrapper_path=wrapper, wrapper=script, log_path=log)
+        return Schedule(
+            platform,
+            text,
+            str(plist_path),
+            scheduler="launchd",
+            plist_path=plist_path,
+            plist=data,
+            wrapper_path=wrapper,
+            wrapper=script,
+            log_path=log,
+        )
     commands = []
     for name, sub, at in WINDOWS_TASKS:
         commands.append(
-            ["schtasks", "/Create", "/F", "/SC", "DAILY", "/ST", at, "/TN", name,
-             "/TR", f"{command_line(argv, 'windows')} {sub}"]
+            [
+                "schtasks",
+                "/Create",
+                "/F",
+                "/SC",
+                "DAILY",
+                "/ST",
+                at,
+                "/TN",
+                name,
+                "/TR",
+                f"{command_line(argv, 'windows')} {sub}",
+            ]
         )
     text = "\n".join(subprocess.list2cmdline(c) for c in commands) + "\n"
-    return Schedule(platform, text, "Task Scheduler (tasks memrecall-summarize, memrecall-prune)",
-                    scheduler="Windows Task Scheduler", schtasks=commands)
+    return Schedule(
+        platform,
+        text,
+        "Task Scheduler (tasks memrecall-summarize, memrecall-prune)",
+        scheduler="Windows Task Scheduler",
+        schtasks=commands,
+    )
 
 
 def _run(argv: list[str], stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(
-            argv, input=stdin, capture_output=True, text=True, encoding="utf-8", errors="replace",
-            timeout=30, check=False,
+            argv,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=30,
+            check=False,
         )
     except FileNotFoundError:
         raise MemrecallError(f"{argv[0]} not found; add the job printed above yourself") from None
     except subprocess.TimeoutExpired:
-        raise MemrecallError(f"{argv[0]} did not answer within 30 s; nothing was scheduled") from None
+        raise MemrecallError(
+            f"{argv[0]} did not answer within 30 s; nothing was scheduled"
+        ) from None
 
 
 def _read_crontab() -> str:
@@ -650,7 +739,9 @@ def _read_crontab() -> str:
         if "no crontab" in (done.stderr or "").lower():
             return ""
         first = (done.stderr or "").strip().splitlines()[:1]
-        raise MemrecallError(f"crontab -l failed: {first[0] if first else f'exit {done.returncode}'}")
+        raise MemrecallError(
+            f"crontab -l failed: {first[0] if first else f'exit {done.returncode}'}"
+        )
     return done.stdout
 
 
@@ -682,7 +773,8 @@ def _remove_wrapper(schedule: Schedule) -> bool:
         return False
     except OSError as exc:
         raise MemrecallError(
-            f"cannot remove {schedule.wrapper_path}: {exc.strerror or exc}") from None
+            f"cannot remove {schedule.wrapper_path}: {exc.strerror or exc}"
+        ) from None
     return True
 
 
@@ -740,7 +832,9 @@ def _update_scheduler(schedule: Schedule, memrecall_home: Path, remove: bool) ->
         argv = ["schtasks", "/Delete", "/F", "/TN", name] if remove else command
         done = _run(argv)
         if done.returncode != 0 and not remove:
-            raise MemrecallError(f"schtasks failed for {name}: {(done.stderr or done.stdout or '').strip()[:200]}")
+            raise MemrecallError(
+                f"schtasks failed for {name}: {(done.stderr or done.stdout or '').strip()[:200]}"
+            )
     names = " and ".join(name for name, _, _ in WINDOWS_TASKS)
     if remove:
         return f"deleted the tasks {names} (schtasks /Delete)"

@@ -62,23 +62,59 @@ _ID = re.compile(
     r"(?![A-Za-z0-9_])"
 )
 _ATTACHMENTS = {
-    ".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".bmp", ".pdf", ".mp3", ".mp4", ".webm",
-    ".mov", ".wav", ".ogg", ".canvas", ".base", ".excalidraw", ".zip",
+    ".png",
+    ".jpg",
+    ".jpeg",
+    ".gif",
+    ".svg",
+    ".webp",
+    ".bmp",
+    ".pdf",
+    ".mp3",
+    ".mp4",
+    ".webm",
+    ".mov",
+    ".wav",
+    ".ogg",
+    ".canvas",
+    ".base",
+    ".excalidraw",
+    ".zip",
 }
 _SENTENCE = re.compile(r"^(.+?(?:[。．！？]|[.!?](?=\s|$)))")
 _LIST_MARKER = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|\[[ xX]\]\s+)+")
 # Windows refuses these names whatever the extension.
 _RESERVED = {
-    "con", "prn", "aux", "nul", *(f"com{n}" for n in range(10)), *(f"lpt{n}" for n in range(10)),
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    *(f"com{n}" for n in range(10)),
+    *(f"lpt{n}" for n in range(10)),
 }
 _BEADS_FIELDS = (
-    ("description", "Description"), ("design", "Design"),
-    ("acceptance_criteria", "Acceptance criteria"), ("notes", "Notes"),
+    ("description", "Description"),
+    ("design", "Design"),
+    ("acceptance_criteria", "Acceptance criteria"),
+    ("notes", "Notes"),
 )
 # Shown in the header or a section of their own; every other field goes under "Other fields".
 _BEADS_SHOWN = {
-    "id", "issue_id", "title", "status", "priority", "issue_type", "labels", "assignee", "owner",
-    "created_at", "updated_at", "closed_at", "close_reason", "dependencies", "comments",
+    "id",
+    "issue_id",
+    "title",
+    "status",
+    "priority",
+    "issue_type",
+    "labels",
+    "assignee",
+    "owner",
+    "created_at",
+    "updated_at",
+    "closed_at",
+    "close_reason",
+    "dependencies",
+    "comments",
     *(name for name, _ in _BEADS_FIELDS),
 }
 
@@ -187,7 +223,7 @@ def locate(ref: str, settings: Settings, cwd: Path | None = None) -> Memory:
         if root.label:
             if not text.startswith(root.label + "/"):
                 continue
-            rel = text[len(root.label) + 1:]
+            rel = text[len(root.label) + 1 :]
         if not rel or os.path.isabs(rel) or rel.startswith("~"):
             continue
         candidate = root.path / rel
@@ -255,7 +291,10 @@ def _markdown_at(candidate: Path, root: _Root, settings: Settings) -> tuple[Memo
     rel = "/".join(parts)
     ref = f"{root.label}/{rel}" if root.label else rel
     return Memory(
-        root.store, ref, real, root=Path(_real(root.path)),
+        root.store,
+        ref,
+        real,
+        root=Path(_real(root.path)),
         text=data[:SHOW_MAX_BYTES].decode("utf-8", errors="replace"),
         cut=len(data) > SHOW_MAX_BYTES,
     ), ""
@@ -340,7 +379,8 @@ def _issue_titles(export: Path, ids: list[str]) -> dict[str, tuple[str, str]]:
             continue
         if record is not None and str(record.get("id") or record.get("issue_id")) in ids:
             found[str(record.get("id") or record.get("issue_id"))] = (
-                str(record.get("title", "")), str(record.get("status") or ""),
+                str(record.get("title", "")),
+                str(record.get("status") or ""),
             )
     return found
 
@@ -381,9 +421,17 @@ class Shown:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "store": self.store, "ref": self.ref, "path": self.path, "title": self.title,
-            "date": self.date, "summary": self.summary, "tags": self.tags, "status": self.status,
-            "priority": self.priority, "mode": self.mode, "text": self.text,
+            "store": self.store,
+            "ref": self.ref,
+            "path": self.path,
+            "title": self.title,
+            "date": self.date,
+            "summary": self.summary,
+            "tags": self.tags,
+            "status": self.status,
+            "priority": self.priority,
+            "mode": self.mode,
+            "text": self.text,
             "links": [{"target": target, "ref": ref} for target, ref in self.links],
         }
 
@@ -461,10 +509,15 @@ def _show_note(memory: Memory, settings: Settings, full: bool, query: str | None
         if memory.cut:
             text += f"\n… (only the first {SHOW_MAX_BYTES >> 20} MB was read)"
     return Shown(
-        store=memory.store, ref=memory.ref, path=str(memory.path), title=doc.title,
+        store=memory.store,
+        ref=memory.ref,
+        path=str(memory.path),
+        title=doc.title,
         date=date.astimezone().isoformat(timespec="seconds") if date else None,
         summary=_one_line(meta.get("summary") or meta.get("description"), 300),
-        tags=list(doc.tags), mode="full" if full else "outline", text=text,
+        tags=list(doc.tags),
+        mode="full" if full else "outline",
+        text=text,
         links=_links(body, memory, settings),
     )
 
@@ -629,7 +682,8 @@ def _show_issue(memory: Memory, full: bool) -> Shown:
         lines += ["", "## Dependents"]
         lines += [_dep_line(d) for d in memory.dependents]
     comments = [
-        c for c in issue.get("comments") or []
+        c
+        for c in issue.get("comments") or []
         if isinstance(c, dict) and isinstance(c.get("text"), str)
     ]
     if comments:
@@ -652,9 +706,17 @@ def _show_issue(memory: Memory, full: bool) -> Shown:
                 for k, v in other.items()
             ]
     return Shown(
-        store="beads", ref=memory.ref, path=str(memory.path), title=f"{memory.ref} · {title}",
-        date=updated.isoformat(timespec="seconds") if updated else None, summary="", tags=labels,
-        mode="full" if full else "outline", text="\n".join(lines), status=status, priority=priority,
+        store="beads",
+        ref=memory.ref,
+        path=str(memory.path),
+        title=f"{memory.ref} · {title}",
+        date=updated.isoformat(timespec="seconds") if updated else None,
+        summary="",
+        tags=labels,
+        mode="full" if full else "outline",
+        text="\n".join(lines),
+        status=status,
+        priority=priority,
     )
 
 
@@ -717,8 +779,14 @@ class SaveResult:
     index_note: str = ""
 
     def as_json(self) -> dict[str, Any]:
-        return {"path": str(self.path), "ref": self.ref, "title": self.title, "tags": self.tags,
-                "redacted": self.redacted, "appended": self.appended}
+        return {
+            "path": str(self.path),
+            "ref": self.ref,
+            "title": self.title,
+            "tags": self.tags,
+            "redacted": self.redacted,
+            "appended": self.appended,
+        }
 
 
 def read_note(stream: BinaryIO, limit: int = MAX_NOTE_BYTES) -> str:
@@ -793,7 +861,11 @@ def _split_input(text: str) -> tuple[dict[str, Any], str]:
 
 
 def _create(
-    request: SaveRequest, settings: Settings, front: dict[str, Any], body: str, redact: _Redactor,
+    request: SaveRequest,
+    settings: Settings,
+    front: dict[str, Any],
+    body: str,
+    redact: _Redactor,
 ) -> SaveResult:
     from .sanitize import clean
 
@@ -824,7 +896,10 @@ def _create(
         _refuse_duplicate(title, body, memories, project, settings)
     now = settings.now.astimezone()
     meta: dict[str, Any] = {
-        "title": title, "date": now.isoformat(timespec="seconds"), "project": project, "tags": tags,
+        "title": title,
+        "date": now.isoformat(timespec="seconds"),
+        "project": project,
+        "tags": tags,
         "summary": summary,
     }
     if aliases:
@@ -985,7 +1060,11 @@ def _remove_folders(folders: list[Path]) -> None:
 
 
 def _refuse_duplicate(
-    title: str, body: str, memories: Path, project: str, settings: Settings,
+    title: str,
+    body: str,
+    memories: Path,
+    project: str,
+    settings: Settings,
 ) -> None:
     """Same title anywhere among the memories, or nearly the same text in the project's."""
     if not memories.is_dir():

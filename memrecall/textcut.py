@@ -62,7 +62,7 @@ def cut_head(text: str, limit: int) -> str:
     if limit <= 0:
         return ""
     head = text[:limit]
-    if _TOKEN.fullmatch(text[limit - 1: limit + 1]):
+    if _TOKEN.fullmatch(text[limit - 1 : limit + 1]):
         run = _TOKEN_AT_END.search(head)
         head = head[: run.start()] if run else head
     return head.rstrip()
@@ -75,9 +75,9 @@ def cut_tail(text: str, limit: int) -> str:
     if limit <= 0:
         return ""
     tail = text[-limit:]
-    if _TOKEN.fullmatch(text[-limit - 1: len(text) - limit + 1]):
+    if _TOKEN.fullmatch(text[-limit - 1 : len(text) - limit + 1]):
         run = _TOKEN.match(tail)
-        tail = tail[run.end():] if run else tail
+        tail = tail[run.end() :] if run else tail
     return tail.lstrip()
 
 

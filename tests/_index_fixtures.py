@@ -39,59 +39,138 @@ def summary(root: Path, day: str, sid: str, title: str, body: str, tags: str = "
 
 def export(path: Path, issues: list[dict[str, Any]]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in issues), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in issues), encoding="utf-8"
+    )
     return path
 
 
 ISSUES: list[dict[str, Any]] = [
-    {"id": "bd-7f3a", "title": "Checkout returns 500 on expired coupon", "status": "open", "priority": 1,
-     "description": "The checkout endpoint crashes when the coupon has expired.",
-     "updated_at": "2026-11-20T10:00:00Z"},
-    {"id": "bd-9c1e", "title": "決済リトライの上限", "status": "open", "priority": 2,
-     "description": "bd-7f3a の後続。bd-7f3a と同じ経路。bd-7f3a を参照。", "updated_at": "2026-11-21T10:00:00Z"},
-    {"id": "bd-2b8d", "title": "Follow-up: coupon cleanup", "status": "closed", "priority": 3,
-     "description": "Split from bd-7f3a. See bd-7f3a; bd-7f3a was the root cause.",
-     "updated_at": "2026-10-01T10:00:00Z"},
-    {"id": "bd-4e5f", "title": "請求書PDFの文字化け", "status": "open", "priority": 2,
-     "description": "請求書発行バッチが Shift_JIS で出力して文字化けする。", "updated_at": "2026-11-01T10:00:00Z"},
-    {"id": "bd-6a70", "title": "Flaky login test", "status": "open", "priority": 3,
-     "description": "login_spec fails once in twenty runs on CI.", "updated_at": "2026-11-05T10:00:00Z"},
+    {
+        "id": "bd-7f3a",
+        "title": "Checkout returns 500 on expired coupon",
+        "status": "open",
+        "priority": 1,
+        "description": "The checkout endpoint crashes when the coupon has expired.",
+        "updated_at": "2026-11-20T10:00:00Z",
+    },
+    {
+        "id": "bd-9c1e",
+        "title": "決済リトライの上限",
+        "status": "open",
+        "priority": 2,
+        "description": "bd-7f3a の後続。bd-7f3a と同じ経路。bd-7f3a を参照。",
+        "updated_at": "2026-11-21T10:00:00Z",
+    },
+    {
+        "id": "bd-2b8d",
+        "title": "Follow-up: coupon cleanup",
+        "status": "closed",
+        "priority": 3,
+        "description": "Split from bd-7f3a. See bd-7f3a; bd-7f3a was the root cause.",
+        "updated_at": "2026-10-01T10:00:00Z",
+    },
+    {
+        "id": "bd-4e5f",
+        "title": "請求書PDFの文字化け",
+        "status": "open",
+        "priority": 2,
+        "description": "請求書発行バッチが Shift_JIS で出力して文字化けする。",
+        "updated_at": "2026-11-01T10:00:00Z",
+    },
+    {
+        "id": "bd-6a70",
+        "title": "Flaky login test",
+        "status": "open",
+        "priority": 3,
+        "description": "login_spec fails once in twenty runs on CI.",
+        "updated_at": "2026-11-05T10:00:00Z",
+    },
 ]
 
 
-def build_stores(tmp_path: Path, home: Path, monkeypatch: Any, index: str = "manual") -> dict[str, Path]:
+def build_stores(
+    tmp_path: Path, home: Path, monkeypatch: Any, index: str = "manual"
+) -> dict[str, Path]:
     """A vault, a beads project and a summaries folder, a little of everything the matching
     rules talk about, and some background notes so rarity means something."""
     vault = tmp_path / "vault"
-    note(vault, "notes/在庫同期バッチ.md",
-         "---\ntags: [inventory]\n---\n# 在庫同期バッチ\n在庫同期バッチで SKU が二重に加算されるバグがあった。\n"
-         "原因は `sync_inventory_batch` のリトライ。\n")
-    note(vault, "notes/Kafka consumer lag.md",
-         "# Kafka consumer lag\nThe orders consumer fell behind after the partition change.\n")
-    note(vault, "notes/PAY-1234 決済.md",
-         "# PAY-1234 決済タイムアウト\nPAY-1234: 決済 API が 10 秒でタイムアウトする。\n")
-    note(vault, "notes/coupon-policy.md",
-         "---\ntitle: Coupon policy\ngit_branch: feature/x\nstatus: draft\n---\n"
-         "A coupon stacks with the member discount only once per order.\n")
-    note(vault, "notes/branch-naming.md",
-         "# Branch naming\nThe hook records git_branch for every session summary.\n")
-    note(vault, "notes/監視設計.md", "# 監視設計\nマイクロサービス基盤の監視ダッシュボードを作った。\n")
-    note(vault, "設計/認証フロー.md", "# 認証フロー\nOAuth のリフレッシュトークンは 30 日で失効する。\n")
+    note(
+        vault,
+        "notes/在庫同期バッチ.md",
+        "---\ntags: [inventory]\n---\n# 在庫同期バッチ\n在庫同期バッチで SKU が二重に加算されるバグがあった。\n"
+        "原因は `sync_inventory_batch` のリトライ。\n",
+    )
+    note(
+        vault,
+        "notes/Kafka consumer lag.md",
+        "# Kafka consumer lag\nThe orders consumer fell behind after the partition change.\n",
+    )
+    note(
+        vault,
+        "notes/PAY-1234 決済.md",
+        "# PAY-1234 決済タイムアウト\nPAY-1234: 決済 API が 10 秒でタイムアウトする。\n",
+    )
+    note(
+        vault,
+        "notes/coupon-policy.md",
+        "---\ntitle: Coupon policy\ngit_branch: feature/x\nstatus: draft\n---\n"
+        "A coupon stacks with the member discount only once per order.\n",
+    )
+    note(
+        vault,
+        "notes/branch-naming.md",
+        "# Branch naming\nThe hook records git_branch for every session summary.\n",
+    )
+    note(
+        vault,
+        "notes/監視設計.md",
+        "# 監視設計\nマイクロサービス基盤の監視ダッシュボードを作った。\n",
+    )
+    note(
+        vault,
+        "設計/認証フロー.md",
+        "# 認証フロー\nOAuth のリフレッシュトークンは 30 日で失効する。\n",
+    )
     (vault / ".obsidian").mkdir(parents=True, exist_ok=True)
-    (vault / ".obsidian" / "workspace.md").write_text("在庫同期 PAY-1234 hidden\n", encoding="utf-8")
+    (vault / ".obsidian" / "workspace.md").write_text(
+        "在庫同期 PAY-1234 hidden\n", encoding="utf-8"
+    )
     for n in range(12):
-        note(vault, f"daily/{n:02d}.md", f"# Daily {n}\nレビューと会議。設定を確認した。\nStandup notes, nothing else.\n")
+        note(
+            vault,
+            f"daily/{n:02d}.md",
+            f"# Daily {n}\nレビューと会議。設定を確認した。\nStandup notes, nothing else.\n",
+        )
 
     project = tmp_path / "shop"
     export(project / ".beads" / "issues.jsonl", ISSUES)
 
     summaries = tmp_path / "summaries"
-    summary(summaries, "2026-11-28", "aaaa1111", "決済タイムアウト値の見直し",
-            "PAY-1234 の決済タイムアウトを 5 秒、リトライ 1 回に変更した。", "[決済]")
-    summary(summaries, "2026-11-15", "bbbb2222", "Deploying the search service",
-            "We deployed the search service with blue/green switching; rollback_window_minutes is 15.", "[deploy]")
-    summary(summaries, "2026-07-01", "cccc3333", "古い Redis 障害",
-            "Redis クラスタ redis_failover_drill の障害対応。", "[Redis]")
+    summary(
+        summaries,
+        "2026-11-28",
+        "aaaa1111",
+        "決済タイムアウト値の見直し",
+        "PAY-1234 の決済タイムアウトを 5 秒、リトライ 1 回に変更した。",
+        "[決済]",
+    )
+    summary(
+        summaries,
+        "2026-11-15",
+        "bbbb2222",
+        "Deploying the search service",
+        "We deployed the search service with blue/green switching; rollback_window_minutes is 15.",
+        "[deploy]",
+    )
+    summary(
+        summaries,
+        "2026-07-01",
+        "cccc3333",
+        "古い Redis 障害",
+        "Redis クラスタ redis_failover_drill の障害対応。",
+        "[Redis]",
+    )
 
     (home / "config.toml").write_text(ROOMY, encoding="utf-8")
     env = {
@@ -104,15 +183,26 @@ def build_stores(tmp_path: Path, home: Path, monkeypatch: Any, index: str = "man
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    return {"vault": vault, "project": project, "beads": project / ".beads" / "issues.jsonl",
-            "summaries": summaries, "home": home}
+    return {
+        "vault": vault,
+        "project": project,
+        "beads": project / ".beads" / "issues.jsonl",
+        "summaries": summaries,
+        "home": home,
+    }
 
 
 # --- processes -------------------------------------------------------------------------------
 
-def cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
+
+def cli(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "memrecall", *args], capture_output=True, timeout=timeout, check=False,
+        [sys.executable, "-m", "memrecall", *args],
+        capture_output=True,
+        timeout=timeout,
+        check=False,
         env={**os.environ, **(env or {})},
     )
 
@@ -124,20 +214,33 @@ def cli_json(*args: str, env: dict[str, str] | None = None) -> Any:
 
 
 def hook_stdin(prompt: str, session: str) -> bytes:
-    return json.dumps({"session_id": session, "prompt": prompt, "cwd": "/tmp"}, ensure_ascii=False).encode()
+    return json.dumps(
+        {"session_id": session, "prompt": prompt, "cwd": "/tmp"}, ensure_ascii=False
+    ).encode()
 
 
-def hook(prompt: str, session: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def hook(
+    prompt: str, session: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "memrecall", "recall"], input=hook_stdin(prompt, session), capture_output=True,
-        timeout=120, check=False, env={**os.environ, **(env or {})},
+        [sys.executable, "-m", "memrecall", "recall"],
+        input=hook_stdin(prompt, session),
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, **(env or {})},
     )
 
 
-def start_hook(prompt: str, session: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+def start_hook(
+    prompt: str, session: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memrecall", "recall"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, env={**os.environ, **(env or {})},
+        [sys.executable, "-m", "memrecall", "recall"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
     )
     assert proc.stdin is not None
     proc.stdin.write(hook_stdin(prompt, session))
@@ -150,7 +253,8 @@ def log_lines(home: Path) -> list[dict[str, Any]]:
     return [
         json.loads(line)
         for f in sorted((home / "logs").glob("recall-*.jsonl"))
-        for line in f.read_text("utf-8").splitlines() if line.strip()
+        for line in f.read_text("utf-8").splitlines()
+        if line.strip()
     ]
 
 
@@ -165,6 +269,7 @@ def injected_refs(entry: dict[str, Any]) -> list[str]:
 
 
 # --- background refreshes --------------------------------------------------------------------
+
 
 def background_refreshes(home: Path) -> list[int]:
     """Process ids of detached `memrecall index refresh` runs working on this home (Linux)."""

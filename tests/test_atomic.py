@@ -30,7 +30,9 @@ def test_the_styles_the_callers_use() -> None:
     assert memory == ["retry-loop.md", "retry-loop-2.md", "retry-loop-3.md"]
     summary = [p.name for p in numbered(Path("2026-01-05-aaaaaaaa.md"), first=2, last=3)]
     assert summary == [
-        "2026-01-05-aaaaaaaa.md", "2026-01-05-aaaaaaaa.2.md", "2026-01-05-aaaaaaaa.3.md"
+        "2026-01-05-aaaaaaaa.md",
+        "2026-01-05-aaaaaaaa.2.md",
+        "2026-01-05-aaaaaaaa.3.md",
     ]
     backup = [p.name for p in numbered(Path("settings.json.bak"), last=2, keep_suffix=False)]
     assert backup == ["settings.json.bak", "settings.json.bak.1", "settings.json.bak.2"]

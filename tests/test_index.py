@@ -64,11 +64,17 @@ def _rebuild(**env: str) -> index_mod.RefreshReport:
 
 
 def _vault_docs(vault: Path) -> int:
-    return sum(1 for p in vault.rglob("*.md") if not any(part.startswith(".") for part in p.relative_to(vault).parts))
+    return sum(
+        1
+        for p in vault.rglob("*.md")
+        if not any(part.startswith(".") for part in p.relative_to(vault).parts)
+    )
 
 
 def _expected_docs(stores: dict[str, Path]) -> int:
-    return _vault_docs(stores["vault"]) + len(fx.ISSUES) + len(list(stores["summaries"].rglob("*.md")))
+    return (
+        _vault_docs(stores["vault"]) + len(fx.ISSUES) + len(list(stores["summaries"].rglob("*.md")))
+    )
 
 
 def _live_generation(home: Path) -> Path:
@@ -105,7 +111,10 @@ def test_build_holds_every_document_of_every_store(stores: dict[str, Path]) -> N
     meta = json.loads((gen / META_NAME).read_text(encoding="utf-8"))
     assert meta["backend"] == "sudachi" and meta["documents"] == report.documents
     assert {tuple(r) for r in meta["roots"]} >= {
-        ("obsidian", str(stores["vault"])), ("beads", str(stores["beads"])), ("summaries", str(stores["summaries"]))}
+        ("obsidian", str(stores["vault"])),
+        ("beads", str(stores["beads"])),
+        ("summaries", str(stores["summaries"])),
+    }
     manifest = json.loads((gen / MANIFEST_NAME).read_text(encoding="utf-8"))
     assert str(stores["beads"]) in manifest
     assert not any("/.obsidian/" in path for path in manifest)  # dot-folders are not notes
@@ -115,7 +124,11 @@ def test_build_holds_every_document_of_every_store(stores: dict[str, Path]) -> N
     ("query", "store", "ref"),
     [
         ("在庫同期バッチのバグ", "obsidian", "notes/在庫同期バッチ.md"),
-        ("Kafka consumer lag after the partition change", "obsidian", "notes/Kafka consumer lag.md"),
+        (
+            "Kafka consumer lag after the partition change",
+            "obsidian",
+            "notes/Kafka consumer lag.md",
+        ),
         ("認証フローのリフレッシュトークン", "obsidian", "設計/認証フロー.md"),
         ("請求書PDFの文字化け", "beads", "bd-4e5f"),
         ("flaky login_spec on CI", "beads", "bd-6a70"),
@@ -123,7 +136,9 @@ def test_build_holds_every_document_of_every_store(stores: dict[str, Path]) -> N
         ("blue/green rollback_window_minutes", "summaries", "2026/11/2026-11-15-bbbb2222.md"),
     ],
 )
-def test_the_index_finds_the_right_memory_in_each_store(stores: dict[str, Path], query: str, store: str, ref: str) -> None:
+def test_the_index_finds_the_right_memory_in_each_store(
+    stores: dict[str, Path], query: str, store: str, ref: str
+) -> None:
     _build()
     outcome = _search(query)
     assert outcome.engine == "index" and outcome.fallback == ""
@@ -138,8 +153,16 @@ def test_the_index_finds_the_right_memory_in_each_store(stores: dict[str, Path],
 
 @pytest.mark.parametrize(
     "query",
-    ["在庫同期バッチのバグ", "PAY-1234 の決済タイムアウト", "bd-7f3a", "Kafka consumer lag", "請求書の文字化け",
-     "sync_inventory_batch はどこ？", "マイクロサービス基盤の監視", "blue/green deploy of the search service"],
+    [
+        "在庫同期バッチのバグ",
+        "PAY-1234 の決済タイムアウト",
+        "bd-7f3a",
+        "Kafka consumer lag",
+        "請求書の文字化け",
+        "sync_inventory_batch はどこ？",
+        "マイクロサービス基盤の監視",
+        "blue/green deploy of the search service",
+    ],
 )
 def test_index_and_ripgrep_agree_on_the_top_hit(stores: dict[str, Path], query: str) -> None:
     _build()
@@ -176,7 +199,9 @@ def test_dot_folders_are_not_searched_by_the_index(stores: dict[str, Path]) -> N
         ("consumers", "notes/Kafka consumer lag.md"),
     ],
 )
-def test_english_words_meet_their_other_forms(stores: dict[str, Path], query: str, ref: str) -> None:
+def test_english_words_meet_their_other_forms(
+    stores: dict[str, Path], query: str, ref: str
+) -> None:
     _build()
     assert ref in _refs(query)
 
@@ -191,14 +216,18 @@ def test_english_words_meet_their_other_forms(stores: dict[str, Path], query: st
         ("発行バッチ", "bd-4e5f"),  # inside 請求書発行バッチ
     ],
 )
-def test_a_japanese_keyword_is_found_inside_a_longer_word(stores: dict[str, Path], query: str, ref: str) -> None:
+def test_a_japanese_keyword_is_found_inside_a_longer_word(
+    stores: dict[str, Path], query: str, ref: str
+) -> None:
     _build()
     refs = _refs(query)
     assert refs and refs[0] == ref
 
 
 def test_a_japanese_compound_outranks_its_scattered_pieces(stores: dict[str, Path]) -> None:
-    fx.note(stores["vault"], "notes/在庫の話.md", "# 在庫の話\n在庫は月末に数える。同期は夜間に回す。\n")
+    fx.note(
+        stores["vault"], "notes/在庫の話.md", "# 在庫の話\n在庫は月末に数える。同期は夜間に回す。\n"
+    )
     _build()
     refs = _refs("在庫同期")
     assert refs[0] == "notes/在庫同期バッチ.md"
@@ -214,21 +243,29 @@ def test_a_japanese_compound_outranks_its_scattered_pieces(stores: dict[str, Pat
         ("what is bd-7f3?", "bd-7f3a"),
     ],
 )
-def test_an_identifier_never_matches_a_longer_one(stores: dict[str, Path], query: str, absent: str) -> None:
+def test_an_identifier_never_matches_a_longer_one(
+    stores: dict[str, Path], query: str, absent: str
+) -> None:
     _build()
     assert absent not in _refs(query)
 
 
 @pytest.mark.parametrize(
     ("query", "ref"),
-    [("PAY-1234", "notes/PAY-1234 決済.md"), ("PAY-1234 の件", "notes/PAY-1234 決済.md"), ("bd-7f3a", "bd-7f3a")],
+    [
+        ("PAY-1234", "notes/PAY-1234 決済.md"),
+        ("PAY-1234 の件", "notes/PAY-1234 決済.md"),
+        ("bd-7f3a", "bd-7f3a"),
+    ],
 )
 def test_the_whole_identifier_is_found(stores: dict[str, Path], query: str, ref: str) -> None:
     _build()
     assert _refs(query)[0] == ref
 
 
-@pytest.mark.parametrize("query", ["title", "status", "project", "git_branch", "session_id", "tags の設定"])
+@pytest.mark.parametrize(
+    "query", ["title", "status", "project", "git_branch", "session_id", "tags の設定"]
+)
 def test_frontmatter_keys_are_not_text(stores: dict[str, Path], query: str) -> None:
     # Every summary has `title`, `project`, `git_branch`, `session_id`, `tags` keys and the
     # coupon note has `status`; none of them says those words in its text.
@@ -237,12 +274,17 @@ def test_frontmatter_keys_are_not_text(stores: dict[str, Path], query: str) -> N
     assert not [r for r in refs if r.startswith("2026/") or r == "notes/coupon-policy.md"], refs
 
 
-def test_a_word_in_the_text_is_found_though_it_is_also_a_frontmatter_key(stores: dict[str, Path]) -> None:
+def test_a_word_in_the_text_is_found_though_it_is_also_a_frontmatter_key(
+    stores: dict[str, Path],
+) -> None:
     _build()
     assert _refs("git_branch")[:1] == ["notes/branch-naming.md"]
 
 
-@pytest.mark.parametrize("query", ["bd-7f3a", "bd-7f3a の状況を教えて", "what happened to bd-7f3a?", "bd-7f3a が再発した"])
+@pytest.mark.parametrize(
+    "query",
+    ["bd-7f3a", "bd-7f3a の状況を教えて", "what happened to bd-7f3a?", "bd-7f3a が再発した"],
+)
 def test_an_exact_issue_id_ranks_that_issue_first(stores: dict[str, Path], query: str) -> None:
     # bd-9c1e and bd-2b8d each mention bd-7f3a three times; bd-7f3a never repeats its id.
     _build()
@@ -253,11 +295,18 @@ def test_an_exact_issue_id_ranks_that_issue_first(stores: dict[str, Path], query
 
 def test_the_recall_log_says_which_field_and_line_matched(stores: dict[str, Path]) -> None:
     _build()
-    for n, (prompt, ref, keyword, where, text) in enumerate([
-        ("bd-7f3a の状況は？", "bd-7f3a", "bd-7f3a", "head", None),
-        ("sync_inventory_batch はどこで呼ばれてる？", "notes/在庫同期バッチ.md", "sync_inventory_batch", "body",
-         "原因は `sync_inventory_batch` のリトライ。"),
-    ]):
+    for n, (prompt, ref, keyword, where, text) in enumerate(
+        [
+            ("bd-7f3a の状況は？", "bd-7f3a", "bd-7f3a", "head", None),
+            (
+                "sync_inventory_batch はどこで呼ばれてる？",
+                "notes/在庫同期バッチ.md",
+                "sync_inventory_batch",
+                "body",
+                "原因は `sync_inventory_batch` のリトライ。",
+            ),
+        ]
+    ):
         done = fx.hook(prompt, f"why{n}")
         assert ref in _context(done)
         entry = fx.last_log(stores["home"], f"why{n}")
@@ -275,11 +324,16 @@ def test_the_recall_log_says_which_field_and_line_matched(stores: dict[str, Path
 # --- 3. incremental refresh ---------------------------------------------------------------------
 
 
-def test_an_edited_note_is_refreshed_alone_and_its_new_text_replaces_the_old(stores: dict[str, Path]) -> None:
+def test_an_edited_note_is_refreshed_alone_and_its_new_text_replaces_the_old(
+    stores: dict[str, Path],
+) -> None:
     total = _build().documents
     kafka = stores["vault"] / "notes" / "Kafka consumer lag.md"
     assert "notes/Kafka consumer lag.md" in _refs("partition change")
-    _edit(kafka, "# Kafka consumer lag\nA rebalance storm stalled the orders consumer; 再平衡が原因だった。\n")
+    _edit(
+        kafka,
+        "# Kafka consumer lag\nA rebalance storm stalled the orders consumer; 再平衡が原因だった。\n",
+    )
     report = _build()
     assert (report.mode, report.updated, report.added, report.removed) == ("refresh", 1, 0, 0)
     assert report.unchanged == total - 1 and report.documents == total
@@ -291,13 +345,27 @@ def test_an_edited_note_is_refreshed_alone_and_its_new_text_replaces_the_old(sto
 def test_a_refresh_with_nothing_changed_reads_nothing(stores: dict[str, Path]) -> None:
     total = _build().documents
     report = _build()
-    assert (report.mode, report.added, report.updated, report.removed, report.unchanged) == ("refresh", 0, 0, 0, total)
+    assert (report.mode, report.added, report.updated, report.removed, report.unchanged) == (
+        "refresh",
+        0,
+        0,
+        0,
+        total,
+    )
 
 
 def test_an_added_note_is_found_after_a_refresh(stores: dict[str, Path]) -> None:
     total = _build().documents
-    fx.note(stores["vault"], "notes/新規/棚卸しジョブ.md", "# 棚卸しジョブ\nstocktake_job は毎月 1 日に走る。\n")
-    fx.note(stores["vault"], "notes/release-train.md", "# Release train\nWe cut release branches every Tuesday.\n")
+    fx.note(
+        stores["vault"],
+        "notes/新規/棚卸しジョブ.md",
+        "# 棚卸しジョブ\nstocktake_job は毎月 1 日に走る。\n",
+    )
+    fx.note(
+        stores["vault"],
+        "notes/release-train.md",
+        "# Release train\nWe cut release branches every Tuesday.\n",
+    )
     report = _build()
     assert (report.added, report.updated, report.removed, report.documents) == (2, 0, 0, total + 2)
     assert _refs("棚卸しジョブ")[0] == "notes/新規/棚卸しジョブ.md"
@@ -349,8 +417,15 @@ def test_one_changed_issue_in_an_export_is_the_only_one_reindexed(stores: dict[s
 def test_issues_added_to_and_dropped_from_an_export(stores: dict[str, Path]) -> None:
     total = _build().documents
     issues = [i for i in fx.ISSUES if i["id"] != "bd-4e5f"]
-    issues.append({"id": "bd-e0e0", "title": "配送料の計算ミス", "status": "open", "priority": 1,
-                   "description": "shipping_fee_calc rounds down on 999 yen orders."})
+    issues.append(
+        {
+            "id": "bd-e0e0",
+            "title": "配送料の計算ミス",
+            "status": "open",
+            "priority": 1,
+            "description": "shipping_fee_calc rounds down on 999 yen orders.",
+        }
+    )
     _edit(stores["beads"], "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in issues))
     report = _build()
     # bd-6a70 moved up a line when bd-4e5f went: the index learns where it is now.
@@ -368,8 +443,15 @@ def _export_line(export: Path, issue_id: str) -> int:
 
 @pytest.mark.parametrize("engine", ["manual", "off"])
 def test_a_beads_hit_is_at_its_line_of_the_export(stores: dict[str, Path], engine: str) -> None:
-    filler = [{"id": f"bd-f{n:03d}", "title": f"Filler chore {n}", "status": "open",
-               "description": "Routine work."} for n in range(40)]
+    filler = [
+        {
+            "id": f"bd-f{n:03d}",
+            "title": f"Filler chore {n}",
+            "status": "open",
+            "description": "Routine work.",
+        }
+        for n in range(40)
+    ]
     fx.export(stores["beads"], [*filler, *fx.ISSUES])
     if engine == "manual":
         _build()
@@ -381,11 +463,21 @@ def test_a_beads_hit_is_at_its_line_of_the_export(stores: dict[str, Path], engin
     assert top.as_json()["line"] == 44
 
 
-def test_an_issue_moved_by_one_written_above_it_is_found_at_its_new_line(stores: dict[str, Path]) -> None:
+def test_an_issue_moved_by_one_written_above_it_is_found_at_its_new_line(
+    stores: dict[str, Path],
+) -> None:
     _build()
     assert [(h.ref, h.line) for h in _search("請求書PDFの文字化け").hits][:1] == [("bd-4e5f", 4)]
-    newcomer = {"id": "bd-0a0a", "title": "Newest issue", "status": "open", "description": "Filed today."}
-    _edit(stores["beads"], "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in [newcomer, *fx.ISSUES]))
+    newcomer = {
+        "id": "bd-0a0a",
+        "title": "Newest issue",
+        "status": "open",
+        "description": "Filed today.",
+    }
+    _edit(
+        stores["beads"],
+        "".join(json.dumps(i, ensure_ascii=False) + "\n" for i in [newcomer, *fx.ISSUES]),
+    )
     report = _build()
     assert (report.added, report.removed) == (1, 0)
     outcome = _search("請求書PDFの文字化け")
@@ -404,7 +496,9 @@ def test_a_deleted_store_root_takes_its_documents_with_it(stores: dict[str, Path
     assert not [h for h in _search("在庫同期バッチ Kafka 認証フロー").hits if h.store == "obsidian"]
     shutil.rmtree(stores["project"])
     report = _build()
-    assert report.removed == len(fx.ISSUES) and report.documents == total - in_vault - len(fx.ISSUES)
+    assert report.removed == len(fx.ISSUES) and report.documents == total - in_vault - len(
+        fx.ISSUES
+    )
     assert _search("bd-7f3a 請求書").hits == []
     # What is left still answers.
     assert _refs("決済タイムアウト値の見直し")[0] == "2026/11/2026-11-28-aaaa1111.md"
@@ -413,7 +507,9 @@ def test_a_deleted_store_root_takes_its_documents_with_it(stores: dict[str, Path
 # --- 4. retention and removed stores act at query time ------------------------------------------
 
 
-def test_retention_is_applied_at_query_time_without_a_refresh(stores: dict[str, Path], isolated_home: Path) -> None:
+def test_retention_is_applied_at_query_time_without_a_refresh(
+    stores: dict[str, Path], isolated_home: Path
+) -> None:
     _build()
     deploy = "2026/11/2026-11-15-bbbb2222.md"
     payment = "2026/11/2026-11-28-aaaa1111.md"
@@ -425,7 +521,9 @@ def test_retention_is_applied_at_query_time_without_a_refresh(stores: dict[str, 
     assert payment in _refs("決済タイムアウト値の見直し", **later)
     # An old summary is in the index, only hidden: a longer window shows it at once.
     assert "2026/07/2026-07-01-cccc3333.md" not in _refs("redis_failover_drill")
-    (isolated_home / "config.toml").write_text("retention_days = 365\n" + fx.ROOMY, encoding="utf-8")
+    (isolated_home / "config.toml").write_text(
+        "retention_days = 365\n" + fx.ROOMY, encoding="utf-8"
+    )
     assert _refs("redis_failover_drill") == ["2026/07/2026-07-01-cccc3333.md"]
     assert deploy in _refs("blue/green deploy", **later)
 
@@ -474,14 +572,21 @@ def _garbage_over_tantivy(gen: Path) -> None:
 def _garbage_over_segments(gen: Path) -> None:
     # tantivy's own meta.json stays readable: the damage shows only when segments are read.
     for path in gen.iterdir():
-        if path.is_file() and path.name not in (META_NAME, MANIFEST_NAME, "meta.json", ".managed.json"):
+        if path.is_file() and path.name not in (
+            META_NAME,
+            MANIFEST_NAME,
+            "meta.json",
+            ".managed.json",
+        ):
             path.write_bytes(b"\x00\xffnot a segment\x00" * 8)
 
 
 def _bitrot_in_one_file(gen: Path) -> None:
     # Same size, same name, flipped bytes in the middle: what a bad disk sector does.
-    victim = max((p for p in gen.iterdir() if p.is_file() and p.suffix in (".idx", ".term", ".store")),
-                 key=lambda p: p.stat().st_size)
+    victim = max(
+        (p for p in gen.iterdir() if p.is_file() and p.suffix in (".idx", ".term", ".store")),
+        key=lambda p: p.stat().st_size,
+    )
     data = bytearray(victim.read_bytes())
     for i in range(len(data) // 4, len(data) // 2):
         data[i] ^= 0x5A
@@ -524,7 +629,9 @@ FAULTS = {
 
 
 @pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_a_damaged_index_falls_back_to_ripgrep_and_a_refresh_heals_it(stores: dict[str, Path], fault: str) -> None:
+def test_a_damaged_index_falls_back_to_ripgrep_and_a_refresh_heals_it(
+    stores: dict[str, Path], fault: str
+) -> None:
     _build()
     FAULTS[fault](_live_generation(stores["home"]))
     done = fx.hook("bd-7f3a の状況は？", f"{fault}-1")
@@ -549,19 +656,31 @@ def test_hooks_read_the_index_while_a_writer_holds_its_lock(stores: dict[str, Pa
 
     _build()
     with FileLock(str(stores["home"] / "index" / "write.lock")).acquire(timeout=10):
-        for n, (prompt, text) in enumerate([("bd-7f3a の状況は？", "Checkout returns 500"),
-                                            ("what about sync_inventory_batch?", "在庫同期バッチ")]):
+        for n, (prompt, text) in enumerate(
+            [
+                ("bd-7f3a の状況は？", "Checkout returns 500"),
+                ("what about sync_inventory_batch?", "在庫同期バッチ"),
+            ]
+        ):
             done = fx.hook(prompt, f"locked{n}")
             assert text in _context(done)
             assert fx.last_log(stores["home"], f"locked{n}")["engine"] == "index"
 
 
-def test_an_index_built_by_another_analyser_is_not_used_until_rebuilt(stores: dict[str, Path]) -> None:
+def test_an_index_built_by_another_analyser_is_not_used_until_rebuilt(
+    stores: dict[str, Path],
+) -> None:
     built = fx.cli("index", "build", env={"MEMRECALL_TOKENIZER": "regex"})
     assert built.returncode == 0, built.stderr.decode("utf-8", "replace")
-    assert fx.cli_json("index", "status", env={"MEMRECALL_TOKENIZER": "regex"})["backend"] == "regex"
-    for n, (prompt, text) in enumerate([("bd-7f3a の状況は？", "Checkout returns 500"),
-                                        ("what about sync_inventory_batch?", "在庫同期バッチ")]):
+    assert (
+        fx.cli_json("index", "status", env={"MEMRECALL_TOKENIZER": "regex"})["backend"] == "regex"
+    )
+    for n, (prompt, text) in enumerate(
+        [
+            ("bd-7f3a の状況は？", "Checkout returns 500"),
+            ("what about sync_inventory_batch?", "在庫同期バッチ"),
+        ]
+    ):
         done = fx.hook(prompt, f"analyser{n}")
         assert text in _context(done)
         entry = fx.last_log(stores["home"], f"analyser{n}")
@@ -653,7 +772,9 @@ def test_a_refresh_failing_midway_keeps_the_last_committed_index(stores: dict[st
     assert _refs("fresh_marker_3")[0] == "notes/new-3.md"
 
 
-def test_a_failure_while_writing_the_metadata_leaves_the_previous_index_live(stores: dict[str, Path]) -> None:
+def test_a_failure_while_writing_the_metadata_leaves_the_previous_index_live(
+    stores: dict[str, Path],
+) -> None:
     # A full disk shows up at the last step too: the metadata of the new generation.
     total = _build().documents
     home = stores["home"]
@@ -667,6 +788,7 @@ def test_a_failure_while_writing_the_metadata_leaves_the_previous_index_live(sto
             if path.parent.name.startswith("gen-"):
                 raise OSError(errno.ENOSPC, "No space left on device")
             real(path, data)
+
         return write
 
     with pytest.MonkeyPatch.context() as patch, pytest.raises(OSError):
@@ -679,7 +801,9 @@ def test_a_failure_while_writing_the_metadata_leaves_the_previous_index_live(sto
     assert fx.cli_json("index", "status")["documents"] == total
 
 
-def test_a_generation_left_by_a_killed_build_is_ignored_and_cleaned_up(stores: dict[str, Path]) -> None:
+def test_a_generation_left_by_a_killed_build_is_ignored_and_cleaned_up(
+    stores: dict[str, Path],
+) -> None:
     _build()
     home = stores["home"]
     stray = home / "index" / "gen-0000dead-1"
@@ -693,8 +817,11 @@ def test_a_generation_left_by_a_killed_build_is_ignored_and_cleaned_up(stores: d
 def test_two_rebuilds_at_once_both_end_and_leave_one_sound_index(stores: dict[str, Path]) -> None:
     _build()
     procs = [
-        subprocess.Popen([sys.executable, "-m", "memrecall", "index", "rebuild", "--json"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        subprocess.Popen(
+            [sys.executable, "-m", "memrecall", "index", "rebuild", "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         for _ in range(2)
     ]
     results = [p.communicate(timeout=600) for p in procs]
@@ -710,7 +837,9 @@ def test_two_rebuilds_at_once_both_end_and_leave_one_sound_index(stores: dict[st
     assert _refs("在庫同期")[0] == "notes/在庫同期バッチ.md"
 
 
-def test_a_background_refresh_gives_up_at_once_while_another_writer_holds_the_lock(stores: dict[str, Path]) -> None:
+def test_a_background_refresh_gives_up_at_once_while_another_writer_holds_the_lock(
+    stores: dict[str, Path],
+) -> None:
     from filelock import FileLock
 
     _build()
@@ -725,15 +854,33 @@ def test_a_background_refresh_gives_up_at_once_while_another_writer_holds_the_lo
 
 
 @pytest.mark.parametrize("writer", ["refresh", "rebuild"])
-def test_hooks_running_while_the_index_is_written_never_fail(stores: dict[str, Path], writer: str) -> None:
+def test_hooks_running_while_the_index_is_written_never_fail(
+    stores: dict[str, Path], writer: str
+) -> None:
     _build()
     for n in range(40):  # something for the writer to do
-        fx.note(stores["vault"], f"bulk/{n:03d}.md", f"# bulk {n}\n在庫同期の記録 {n}。stock sync log {n}.\n")
-    _edit(stores["vault"] / "notes" / "Kafka consumer lag.md", "# Kafka consumer lag\nlag_alert_threshold は 5 分。\n")
-    prompts = ["bd-7f3a の状況は？", "sync_inventory_batch はどこ？", "what about PAY-1234?",
-               "lag_alert_threshold いくつ？", "今日の天気はどう？", "bd-4e5f 請求書の文字化け"]
-    writing = subprocess.Popen([sys.executable, "-m", "memrecall", "index", writer],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        fx.note(
+            stores["vault"],
+            f"bulk/{n:03d}.md",
+            f"# bulk {n}\n在庫同期の記録 {n}。stock sync log {n}.\n",
+        )
+    _edit(
+        stores["vault"] / "notes" / "Kafka consumer lag.md",
+        "# Kafka consumer lag\nlag_alert_threshold は 5 分。\n",
+    )
+    prompts = [
+        "bd-7f3a の状況は？",
+        "sync_inventory_batch はどこ？",
+        "what about PAY-1234?",
+        "lag_alert_threshold いくつ？",
+        "今日の天気はどう？",
+        "bd-4e5f 請求書の文字化け",
+    ]
+    writing = subprocess.Popen(
+        [sys.executable, "-m", "memrecall", "index", writer],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     hooks = [fx.start_hook(p, f"{writer}-{n}") for n, p in enumerate(prompts)]
     outputs = [h.communicate(timeout=120) for h in hooks]
     _, werr = writing.communicate(timeout=600)
@@ -742,8 +889,15 @@ def test_hooks_running_while_the_index_is_written_never_fail(stores: dict[str, P
         assert proc.returncode == 0
         if out:
             payload = json.loads(out.decode("utf-8"))  # exactly one JSON object, nothing else
-            assert isinstance(payload, dict) and "<memrecall-context>" in payload["hookSpecificOutput"]["additionalContext"]
-    entries = [e for e in fx.log_lines(stores["home"]) if str(e.get("session", "")).startswith(f"{writer}-")]
+            assert (
+                isinstance(payload, dict)
+                and "<memrecall-context>" in payload["hookSpecificOutput"]["additionalContext"]
+            )
+    entries = [
+        e
+        for e in fx.log_lines(stores["home"])
+        if str(e.get("session", "")).startswith(f"{writer}-")
+    ]
     assert len(entries) == len(prompts)
     assert {e["decision"] for e in entries} <= {"inject", "quiet", "deadline"}, entries
     assert all(e.get("engine") in ("index", "rg") for e in entries if e["decision"] != "deadline")
@@ -759,14 +913,18 @@ def test_a_hook_without_an_index_starts_one_in_the_background(
     stores: dict[str, Path], monkeypatch: pytest.MonkeyPatch, isolated_home: Path
 ) -> None:
     monkeypatch.delenv("MEMRECALL_INDEX")
-    (isolated_home / "config.toml").write_text(fx.ROOMY + "[index]\nrefresh_seconds = 1\n", encoding="utf-8")
+    (isolated_home / "config.toml").write_text(
+        fx.ROOMY + "[index]\nrefresh_seconds = 1\n", encoding="utf-8"
+    )
     try:
         done = fx.hook("bd-7f3a の状況は？", "bg-0")
         assert "Checkout returns 500" in _context(done)
         entry = fx.last_log(isolated_home, "bg-0")
         assert entry["engine"] == "rg" and entry["index_fallback"].startswith("no index")
         assert entry["index_refresh"] == "started"
-        assert fx.poll(lambda: index_mod.status(_settings("on")).exists, timeout=120), "no index was built"
+        assert fx.poll(lambda: index_mod.status(_settings("on")).exists, timeout=120), (
+            "no index was built"
+        )
         fx.wait_for_background(isolated_home)
         assert index_mod.status(_settings("on")).documents == _expected_docs(stores)
 
@@ -780,15 +938,21 @@ def test_a_hook_without_an_index_starts_one_in_the_background(
             entry = fx.last_log(isolated_home, f"bg-{n + 1}")
             assert entry["decision"] in ("inject", "quiet", "deadline"), entry
             found.append(entry)
-            return entry.get("engine") == "index" and fx.injected_refs(entry)[:1] == ["notes/後から.md"]
+            return entry.get("engine") == "index" and fx.injected_refs(entry)[:1] == [
+                "notes/後から.md"
+            ]
 
         assert fx.poll(findable, timeout=120, every=1.1), found[-3:]
-        assert any(e.get("index_refresh") == "started" for e in found), "no stale-triggered refresh was logged"
+        assert any(e.get("index_refresh") == "started" for e in found), (
+            "no stale-triggered refresh was logged"
+        )
     finally:
         fx.wait_for_background(isolated_home)
 
 
-def test_manual_mode_never_starts_a_background_process(stores: dict[str, Path], isolated_home: Path) -> None:
+def test_manual_mode_never_starts_a_background_process(
+    stores: dict[str, Path], isolated_home: Path
+) -> None:
     done = fx.hook("bd-7f3a の状況は？", "manual")
     assert "Checkout returns 500" in _context(done)
     entry = fx.last_log(isolated_home, "manual")
@@ -797,9 +961,13 @@ def test_manual_mode_never_starts_a_background_process(stores: dict[str, Path], 
     assert not (isolated_home / "index" / "CURRENT").exists()
 
 
-def test_one_background_refresh_per_interval(stores: dict[str, Path], monkeypatch: pytest.MonkeyPatch, isolated_home: Path) -> None:
+def test_one_background_refresh_per_interval(
+    stores: dict[str, Path], monkeypatch: pytest.MonkeyPatch, isolated_home: Path
+) -> None:
     monkeypatch.delenv("MEMRECALL_INDEX")
-    (isolated_home / "config.toml").write_text(fx.ROOMY + "[index]\nrefresh_seconds = 3600\n", encoding="utf-8")
+    (isolated_home / "config.toml").write_text(
+        fx.ROOMY + "[index]\nrefresh_seconds = 3600\n", encoding="utf-8"
+    )
     try:
         for n in range(3):
             fx.hook("bd-7f3a の状況は？", f"once-{n}")
@@ -845,7 +1013,9 @@ def test_build_with_no_store_configured_has_no_documents(
     assert again["documents"] == 0
 
 
-def test_index_off_means_ripgrep_even_with_an_index(stores: dict[str, Path], isolated_home: Path) -> None:
+def test_index_off_means_ripgrep_even_with_an_index(
+    stores: dict[str, Path], isolated_home: Path
+) -> None:
     _build()
     done = fx.hook("bd-7f3a の状況は？", "off", env={"MEMRECALL_INDEX": "off"})
     assert "Checkout returns 500" in _context(done)
@@ -862,10 +1032,18 @@ def test_two_vaults_with_the_same_folder_name_are_two_memories(
 ) -> None:
     first, second = tmp_path / "a" / "team", tmp_path / "b" / "team"
     fx.note(first, "設計/a.md", "# 設計メモ\nAUTH-4711: セッションは Redis に 24 時間保存する。\n")
-    fx.note(second, "設計/a.md", "# Key rotation\nAUTH-4711 rollout: tokens move to the new KMS key next quarter.\n")
-    for env_name, value in {"MEMRECALL_OBSIDIAN": os.pathsep.join([str(first), str(second)]),
-                            "MEMRECALL_SUMMARIES": str(tmp_path / "none"), "MEMRECALL_NOW": fx.NOW,
-                            "MEMRECALL_TOKENIZER": "sudachi", "MEMRECALL_INDEX": engine}.items():
+    fx.note(
+        second,
+        "設計/a.md",
+        "# Key rotation\nAUTH-4711 rollout: tokens move to the new KMS key next quarter.\n",
+    )
+    for env_name, value in {
+        "MEMRECALL_OBSIDIAN": os.pathsep.join([str(first), str(second)]),
+        "MEMRECALL_SUMMARIES": str(tmp_path / "none"),
+        "MEMRECALL_NOW": fx.NOW,
+        "MEMRECALL_TOKENIZER": "sudachi",
+        "MEMRECALL_INDEX": engine,
+    }.items():
         monkeypatch.setenv(env_name, value)
     (isolated_home / "config.toml").write_text(fx.ROOMY, encoding="utf-8")
     if engine == "manual":
@@ -878,22 +1056,49 @@ def test_two_vaults_with_the_same_folder_name_are_two_memories(
         if done.stdout:
             contexts += _context(done)
         keys |= {i["key"] for i in fx.last_log(isolated_home, "twins")["injected"]}
-    assert keys == {f"obsidian:{root_tag(str(first))}:team/設計/a.md", f"obsidian:{root_tag(str(second))}:team/設計/a.md"}
+    assert keys == {
+        f"obsidian:{root_tag(str(first))}:team/設計/a.md",
+        f"obsidian:{root_tag(str(second))}:team/設計/a.md",
+    }
     assert "Redis" in contexts and "KMS" in contexts
-    assert fx.last_log(isolated_home, "twins")["engine"] == ("index" if engine == "manual" else "rg")
+    assert fx.last_log(isolated_home, "twins")["engine"] == (
+        "index" if engine == "manual" else "rg"
+    )
 
 
 @pytest.mark.parametrize("engine", ["manual", "off"])
 def test_two_beads_projects_with_the_same_issue_id_are_two_memories(
     tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
-    shop = fx.export(tmp_path / "shop" / ".beads" / "issues.jsonl", [
-        {"id": "bd-a1b2", "title": "カート画面が遅い", "status": "open", "description": "cart_render_ms が 900 を超える。"}])
-    blog = fx.export(tmp_path / "blog" / ".beads" / "issues.jsonl", [
-        {"id": "bd-a1b2", "title": "RSS feed drops drafts", "status": "open", "description": "feed_builder skips drafts."}])
-    for env_name, value in {"MEMRECALL_BEADS": os.pathsep.join([str(shop.parent.parent), str(blog.parent.parent)]),
-                            "MEMRECALL_SUMMARIES": str(tmp_path / "none"), "MEMRECALL_NOW": fx.NOW,
-                            "MEMRECALL_TOKENIZER": "sudachi", "MEMRECALL_INDEX": engine}.items():
+    shop = fx.export(
+        tmp_path / "shop" / ".beads" / "issues.jsonl",
+        [
+            {
+                "id": "bd-a1b2",
+                "title": "カート画面が遅い",
+                "status": "open",
+                "description": "cart_render_ms が 900 を超える。",
+            }
+        ],
+    )
+    blog = fx.export(
+        tmp_path / "blog" / ".beads" / "issues.jsonl",
+        [
+            {
+                "id": "bd-a1b2",
+                "title": "RSS feed drops drafts",
+                "status": "open",
+                "description": "feed_builder skips drafts.",
+            }
+        ],
+    )
+    for env_name, value in {
+        "MEMRECALL_BEADS": os.pathsep.join([str(shop.parent.parent), str(blog.parent.parent)]),
+        "MEMRECALL_SUMMARIES": str(tmp_path / "none"),
+        "MEMRECALL_NOW": fx.NOW,
+        "MEMRECALL_TOKENIZER": "sudachi",
+        "MEMRECALL_INDEX": engine,
+    }.items():
         monkeypatch.setenv(env_name, value)
     (isolated_home / "config.toml").write_text(fx.ROOMY, encoding="utf-8")
     if engine == "manual":
@@ -912,9 +1117,17 @@ def test_two_beads_projects_with_the_same_issue_id_are_two_memories(
 
 
 def _outside_export(tmp_path: Path) -> Path:
-    return fx.export(tmp_path / "elsewhere" / "secret.jsonl", [
-        {"id": "bd-leak", "title": "LEAK-7788 漏洩してはいけない", "status": "open",
-         "description": "private_key_material LEAK-7788"}])
+    return fx.export(
+        tmp_path / "elsewhere" / "secret.jsonl",
+        [
+            {
+                "id": "bd-leak",
+                "title": "LEAK-7788 漏洩してはいけない",
+                "status": "open",
+                "description": "private_key_material LEAK-7788",
+            }
+        ],
+    )
 
 
 @pytest.mark.parametrize("how", ["relative", "absolute", "symlink", "default-name-symlink"])
@@ -926,22 +1139,43 @@ def test_an_export_outside_the_beads_folder_is_not_read(
     beads = tmp_path / "repo" / ".beads"
     beads.mkdir(parents=True)
     if how == "relative":
-        (beads / "metadata.json").write_text(json.dumps({"jsonl_export": "../../elsewhere/secret.jsonl"}), encoding="utf-8")
+        (beads / "metadata.json").write_text(
+            json.dumps({"jsonl_export": "../../elsewhere/secret.jsonl"}), encoding="utf-8"
+        )
     elif how == "absolute":
-        (beads / "metadata.json").write_text(json.dumps({"jsonl_export": str(outside)}), encoding="utf-8")
+        (beads / "metadata.json").write_text(
+            json.dumps({"jsonl_export": str(outside)}), encoding="utf-8"
+        )
     elif how == "symlink":
         (beads / "export.jsonl").symlink_to(outside)
-        (beads / "metadata.json").write_text(json.dumps({"jsonl_export": "export.jsonl"}), encoding="utf-8")
+        (beads / "metadata.json").write_text(
+            json.dumps({"jsonl_export": "export.jsonl"}), encoding="utf-8"
+        )
     else:
         (beads / "issues.jsonl").symlink_to(outside)
     # A second, honest project proves the store is read at all.
     honest = tmp_path / "honest" / ".beads"
-    fx.export(honest / "custom.jsonl", [{"id": "bd-ok", "title": "LEAK-7788 の対策", "status": "open",
-                                         "description": "leak_guard を入れた。"}])
-    (honest / "metadata.json").write_text(json.dumps({"jsonl_export": "custom.jsonl"}), encoding="utf-8")
-    for env_name, value in {"MEMRECALL_BEADS": os.pathsep.join([str(beads.parent), str(honest.parent)]),
-                            "MEMRECALL_SUMMARIES": str(tmp_path / "none"), "MEMRECALL_NOW": fx.NOW,
-                            "MEMRECALL_TOKENIZER": "sudachi", "MEMRECALL_INDEX": engine}.items():
+    fx.export(
+        honest / "custom.jsonl",
+        [
+            {
+                "id": "bd-ok",
+                "title": "LEAK-7788 の対策",
+                "status": "open",
+                "description": "leak_guard を入れた。",
+            }
+        ],
+    )
+    (honest / "metadata.json").write_text(
+        json.dumps({"jsonl_export": "custom.jsonl"}), encoding="utf-8"
+    )
+    for env_name, value in {
+        "MEMRECALL_BEADS": os.pathsep.join([str(beads.parent), str(honest.parent)]),
+        "MEMRECALL_SUMMARIES": str(tmp_path / "none"),
+        "MEMRECALL_NOW": fx.NOW,
+        "MEMRECALL_TOKENIZER": "sudachi",
+        "MEMRECALL_INDEX": engine,
+    }.items():
         monkeypatch.setenv(env_name, value)
     (isolated_home / "config.toml").write_text(fx.ROOMY, encoding="utf-8")
     if engine == "manual":
@@ -955,7 +1189,11 @@ def test_an_export_outside_the_beads_folder_is_not_read(
         assert not [h for h in outcome.hits if h.ref == "bd-leak" or "secret" in str(h.path)], query
     assert [h.ref for h in _search("LEAK-7788 leak_guard", engine).hits] == ["bd-ok"]
     done = fx.hook("LEAK-7788 private_key_material bd-leak", "contain")
-    assert done.returncode == 0 and b"private_key_material" not in done.stdout and b"bd-leak" not in done.stdout
+    assert (
+        done.returncode == 0
+        and b"private_key_material" not in done.stdout
+        and b"bd-leak" not in done.stdout
+    )
 
 
 # --- secrets: the index's "nothing to redact here" mark is never trusted past an edit ---------
@@ -969,14 +1207,23 @@ SECRETS = {
 
 
 @pytest.mark.parametrize("kind", sorted(SECRETS))
-def test_a_note_holding_a_secret_is_redacted_when_injected(stores: dict[str, Path], kind: str) -> None:
-    fx.note(stores["vault"], "notes/在庫同期の秘密.md",
-            f"# 在庫同期の秘密\n在庫同期バッチ sync_inventory_batch の接続: {SECRETS[kind]}\n")
+def test_a_note_holding_a_secret_is_redacted_when_injected(
+    stores: dict[str, Path], kind: str
+) -> None:
+    fx.note(
+        stores["vault"],
+        "notes/在庫同期の秘密.md",
+        f"# 在庫同期の秘密\n在庫同期バッチ sync_inventory_batch の接続: {SECRETS[kind]}\n",
+    )
     _build()
     done = fx.hook("sync_inventory_batch の在庫同期の接続設定は？", f"secret-{kind}")
     context = _context(done)
     assert "在庫同期" in context and "REDACTED" in context
-    assert "wJalrXUtnFEMI" not in context and "p@ss/w0rd" not in context and "Kx9-mQ2-pL7zR4" not in context
+    assert (
+        "wJalrXUtnFEMI" not in context
+        and "p@ss/w0rd" not in context
+        and "Kx9-mQ2-pL7zR4" not in context
+    )
 
 
 @pytest.mark.parametrize("kind", sorted(SECRETS))
@@ -988,15 +1235,26 @@ def test_late(stores: dict[str, Path], kind: str, monkeypatch: pytest.MonkeyPatc
     # (A vault of its own: `vault` itself is a word the gate watches, for HashiCorp's CLI.)
     mine = stores["vault"].parent / "mem"
     monkeypatch.setenv("MEMRECALL_OBSIDIAN", os.pathsep.join([str(stores["vault"]), str(mine)]))
-    path = fx.note(mine, "notes/在庫同期の接続.md", "# 在庫同期の接続\n在庫同期バッチ の接続メモ。\n")
+    path = fx.note(
+        mine, "notes/在庫同期の接続.md", "# 在庫同期の接続\n在庫同期バッチ の接続メモ。\n"
+    )
     _build()
-    first = next(h for h in _search("在庫同期 接続メモ").hits if h.ref.endswith("在庫同期の接続.md"))
+    first = next(
+        h for h in _search("在庫同期 接続メモ").hits if h.ref.endswith("在庫同期の接続.md")
+    )
     assert first.clean, "the note must be indexed as clean for this test to mean anything"
-    path.write_text(path.read_text(encoding="utf-8") + f"在庫同期バッチの接続メモ {SECRETS[kind]}\n", encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8") + f"在庫同期バッチの接続メモ {SECRETS[kind]}\n",
+        encoding="utf-8",
+    )
     done = fx.hook("在庫同期バッチの接続メモを見たい", f"late-{kind}")
     context = _context(done)
     assert fx.last_log(stores["home"], f"late-{kind}")["engine"] == "index"
-    assert "wJalrXUtnFEMI" not in context and "p@ss/w0rd" not in context and "Kx9-mQ2-pL7zR4" not in context
+    assert (
+        "wJalrXUtnFEMI" not in context
+        and "p@ss/w0rd" not in context
+        and "Kx9-mQ2-pL7zR4" not in context
+    )
 
 
 def test_late_bd(stores: dict[str, Path]) -> None:
@@ -1005,7 +1263,9 @@ def test_late_bd(stores: dict[str, Path]) -> None:
     issue = json.loads(lines[0])
     issue["description"] = (issue.get("description") or "") + " " + SECRETS["c"]
     # Same length on disk is not required: the line is found again by its offset and checked.
-    stores["beads"].write_text("\n".join([json.dumps(issue, ensure_ascii=False), *lines[1:]]) + "\n", encoding="utf-8")
+    stores["beads"].write_text(
+        "\n".join([json.dumps(issue, ensure_ascii=False), *lines[1:]]) + "\n", encoding="utf-8"
+    )
     done = fx.hook(f"{issue['id']} の状況は？", "late-beads")
     out = done.stdout.decode("utf-8")
     assert done.returncode == 0 and "wJalrXUtnFEMI" not in out
@@ -1018,14 +1278,25 @@ def test_the_index_folder_is_private(stores: dict[str, Path]) -> None:
 
 
 @pytest.mark.parametrize("engine", ["manual", "off"])
-def test_an_issue_listed_twice_in_one_export_is_one_memory(stores: dict[str, Path], engine: str,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_issue_listed_twice_in_one_export_is_one_memory(
+    stores: dict[str, Path], engine: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # An export appends an issue's newer state; the older line stays. One memory, shown once.
     issues = [json.loads(line) for line in stores["beads"].read_text(encoding="utf-8").splitlines()]
-    older = {"id": "bd-d0c5", "title": "請求書PDFの再発行手順", "status": "open", "priority": 2,
-             "description": "請求書PDFの再発行は管理画面から行う。", "updated_at": "2026-11-01T10:00:00Z"}
-    newer = {**older, "status": "closed", "description": "請求書PDFの再発行は管理画面から行う。API も追加した。",
-             "updated_at": "2026-11-25T10:00:00Z"}
+    older = {
+        "id": "bd-d0c5",
+        "title": "請求書PDFの再発行手順",
+        "status": "open",
+        "priority": 2,
+        "description": "請求書PDFの再発行は管理画面から行う。",
+        "updated_at": "2026-11-01T10:00:00Z",
+    }
+    newer = {
+        **older,
+        "status": "closed",
+        "description": "請求書PDFの再発行は管理画面から行う。API も追加した。",
+        "updated_at": "2026-11-25T10:00:00Z",
+    }
     fx.export(stores["beads"], [*issues, older, newer])
     monkeypatch.setenv("MEMRECALL_INDEX", engine)
     if engine == "manual":
@@ -1037,8 +1308,9 @@ def test_an_issue_listed_twice_in_one_export_is_one_memory(stores: dict[str, Pat
     assert [i["ref"] for i in entry["injected"]].count("bd-d0c5") == 1, entry
 
 
-def test_without_tantivy_ripgrep_answers_and_no_build_starts(stores: dict[str, Path],
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_tantivy_ripgrep_answers_and_no_build_starts(
+    stores: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     # A platform with no tantivy wheel: recall must still work, and no background build that
     # could never succeed is started on every prompt.
     monkeypatch.setitem(sys.modules, "tantivy", None)  # `import tantivy` raises ImportError

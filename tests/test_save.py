@@ -105,8 +105,12 @@ def test_the_note_lands_by_project_and_date_with_frontmatter_made_for_search(cli
     result = cli.json(NOTE, "--tags", "inventory, batch", "--alias", "在庫二重計上")
     path = memories() / "shop" / f"{today()}-在庫同期の二重加算.md"
     assert result == {
-        "path": str(path), "ref": f"memories/shop/{path.name}", "title": "在庫同期の二重加算",
-        "tags": ["inventory", "batch", "memory"], "redacted": 0, "appended": False,
+        "path": str(path),
+        "ref": f"memories/shop/{path.name}",
+        "title": "在庫同期の二重加算",
+        "tags": ["inventory", "batch", "memory"],
+        "redacted": 0,
+        "appended": False,
     }
     meta = front(path)
     assert meta["title"] == "在庫同期の二重加算" and meta["project"] == "shop"
@@ -120,8 +124,13 @@ def test_the_note_lands_by_project_and_date_with_frontmatter_made_for_search(cli
 def test_the_hooks_own_frontmatter_reader_reads_it_back(cli: Cli) -> None:
     from memrecall import frontmatter_lite
 
-    result = cli.json("Quote 'this': a #hash, a [bracket] and: colons\n",
-                       "--title", "It's a test: yes #1", "--summary", "one: two 'three'")
+    result = cli.json(
+        "Quote 'this': a #hash, a [bracket] and: colons\n",
+        "--title",
+        "It's a test: yes #1",
+        "--summary",
+        "one: two 'three'",
+    )
     text = Path(result["path"]).read_text(encoding="utf-8")
     meta = frontmatter_lite.parse(frontmatter_lite.split(text)[0] or "")
     assert meta["title"].replace("''", "'") == "It's a test: yes #1"
@@ -152,7 +161,9 @@ def test_piped_frontmatter_gives_the_defaults_and_is_not_doubled(cli: Cli) -> No
 
 
 def test_project_is_the_git_work_tree_or_the_flag(
-    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    cli: Cli,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert cli.json("# one\nfirst\n")["ref"].startswith("memories/shop/")
     billing = cli.json("# two\nsecond\n", "--project", "../../billing")
@@ -163,16 +174,19 @@ def test_project_is_the_git_work_tree_or_the_flag(
     assert cli.json("# three\nthird\n")["ref"].startswith("memories/scratch-dir/")
 
 
-@pytest.mark.parametrize("title, name", [
-    ("../../x", "x"),
-    ("/etc/passwd", "etc-passwd"),
-    ("..\\..\\windows\\win.ini", "windows-win-ini"),
-    ('a/b:c*d?"e<f>g|h', "a-b-c-d-e-f-g-h"),
-    ("CON", "con-note"),
-    (".hidden", "hidden"),
-    ("///", "memory"),
-    ("ﾀｲﾄﾙ　全角ＡＢＣ", "タイトル-全角abc"),
-])
+@pytest.mark.parametrize(
+    "title, name",
+    [
+        ("../../x", "x"),
+        ("/etc/passwd", "etc-passwd"),
+        ("..\\..\\windows\\win.ini", "windows-win-ini"),
+        ('a/b:c*d?"e<f>g|h', "a-b-c-d-e-f-g-h"),
+        ("CON", "con-note"),
+        (".hidden", "hidden"),
+        ("///", "memory"),
+        ("ﾀｲﾄﾙ　全角ＡＢＣ", "タイトル-全角abc"),
+    ],
+)
 def test_a_title_that_is_a_path_becomes_a_plain_name(cli: Cli, title: str, name: str) -> None:
     result = cli.json("body text\n", "--title", title)
     path = Path(result["path"])
@@ -235,8 +249,14 @@ def test_no_secret_in_the_note_or_its_fields_reaches_the_disk(cli: Cli) -> None:
         f"DB_PASSWORD={SECRETS['env']}\n"
     )
     code, out, err = cli.run(
-        note, "--json", "--tags", f"db,{SECRETS['aws']}", "--summary", f"key {SECRETS['github']}",
-        "--alias", f"old {SECRETS['anthropic']}",
+        note,
+        "--json",
+        "--tags",
+        f"db,{SECRETS['aws']}",
+        "--summary",
+        f"key {SECRETS['github']}",
+        "--alias",
+        f"old {SECRETS['anthropic']}",
     )
     assert code == 0, err
     assert json.loads(out)["redacted"] >= 7
@@ -271,8 +291,10 @@ def test_a_memory_with_the_same_title_is_refused_naming_it(cli: Cli) -> None:
     before = files_under(memories())
     code, out, err = cli.run("# 在庫同期の二重加算\nまったく別の本文。\n", "--project", "other")
     assert code == 1 and out == ""
-    assert err == (f"Error: similar memory exists: {ref} (same title); use --append {ref} to "
-                   "extend it or --force to save anyway\n")
+    assert err == (
+        f"Error: similar memory exists: {ref} (same title); use --append {ref} to "
+        "extend it or --force to save anyway\n"
+    )
     assert files_under(memories()) == before
 
 
@@ -333,9 +355,14 @@ def test_append_never_touches_a_vault_note_or_a_file_outside(cli: Cli, tmp_path:
     before = files_under(vault)
     outside = tmp_path / "outside.md"
     outside.write_text("# outside\n", encoding="utf-8")
-    for ref in ("notes/監視設計.md", str(vault / "notes" / "監視設計.md"),
-                "memories/../../../vault/notes/監視設計.md", "../../etc/passwd", str(outside),
-                "/etc/passwd"):
+    for ref in (
+        "notes/監視設計.md",
+        str(vault / "notes" / "監視設計.md"),
+        "memories/../../../vault/notes/監視設計.md",
+        "../../etc/passwd",
+        str(outside),
+        "/etc/passwd",
+    ):
         code, out, err = cli.run("extra\n", "--append", ref)
         assert (code, out) == (2, ""), ref
         assert err.startswith("Error: refused: ") and err.count("\n") == 1, (ref, err)
@@ -347,15 +374,22 @@ def test_append_never_touches_a_vault_note_or_a_file_outside(cli: Cli, tmp_path:
 # --- bad input: one line, nothing written ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("stdin, message", [
-    (b"", "Error: nothing to save: the note is empty\n"),
-    (b"  \n\t\n \r\n", "Error: nothing to save: the note is empty\n"),
-    (b"<private>only this</private>\n", "Error: nothing to save: the note is empty\n"),
-    (b"# note\n\x00\x01binary",
-     "Error: the note is binary (it holds NUL bytes); pipe markdown text\n"),
-    (b"# note\n\xff\xfe caf\xe9\n",
-     "Error: the note is not UTF-8 text (invalid byte at offset 7)\n"),
-])
+@pytest.mark.parametrize(
+    "stdin, message",
+    [
+        (b"", "Error: nothing to save: the note is empty\n"),
+        (b"  \n\t\n \r\n", "Error: nothing to save: the note is empty\n"),
+        (b"<private>only this</private>\n", "Error: nothing to save: the note is empty\n"),
+        (
+            b"# note\n\x00\x01binary",
+            "Error: the note is binary (it holds NUL bytes); pipe markdown text\n",
+        ),
+        (
+            b"# note\n\xff\xfe caf\xe9\n",
+            "Error: the note is not UTF-8 text (invalid byte at offset 7)\n",
+        ),
+    ],
+)
 def test_bad_input_is_one_line_and_writes_nothing(cli: Cli, stdin: bytes, message: str) -> None:
     code, out, err = cli.run(stdin)
     assert (code, out, err) == (2, "", message)
@@ -365,8 +399,13 @@ def test_bad_input_is_one_line_and_writes_nothing(cli: Cli, stdin: bytes, messag
 def test_a_10_mb_note_is_refused_without_being_read_whole(repo: Path) -> None:
     big = ("# 巨大なログ\n" + "2026-12-01 INFO request served in 12 ms\n" * 260_000).encode("utf-8")
     assert len(big) > 10_000_000
-    done = subprocess.run([sys.executable, "-m", "memrecall", "save"], input=big,
-                          capture_output=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "memrecall", "save"],
+        input=big,
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 2 and done.stdout == b""
     assert done.stderr == b"Error: the note is over 1 MB; save a shorter note\n"
     assert not memories().exists()
@@ -386,15 +425,23 @@ def _read_only_memories(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path
     folder.mkdir()
     if os.geteuid() != 0:
         folder.chmod(0o555)
-    elif subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(folder)],
-                        capture_output=True, check=False).returncode != 0:
+    elif (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=64k,ro", "tmpfs", str(folder)],
+            capture_output=True,
+            check=False,
+        ).returncode
+        != 0
+    ):
         pytest.skip("root ignores folder permissions, and no read-only tmpfs can be mounted here")
     monkeypatch.setenv("MEMRECALL_MEMORIES", str(folder))
     return folder
 
 
 def test_a_read_only_memories_folder_is_one_line_and_leaves_nothing(
-    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    cli: Cli,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     folder = _read_only_memories(tmp_path, monkeypatch)
     try:
@@ -410,7 +457,8 @@ def test_a_read_only_memories_folder_is_one_line_and_leaves_nothing(
 
 
 def test_a_write_that_fails_midway_leaves_no_temp_file_and_no_folder(
-    cli: Cli, monkeypatch: pytest.MonkeyPatch,
+    cli: Cli,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     import errno
 
@@ -429,7 +477,9 @@ def test_a_write_that_fails_midway_leaves_no_temp_file_and_no_folder(
 
 
 def test_a_terminal_on_stdin_is_a_usage_error(
-    cli: Cli, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    cli: Cli,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

@@ -30,40 +30,108 @@ from memrecall.summarize.writer import is_pristine
 CWD = "/home/dev/ec-backend"
 PROJECT = "-home-dev-ec-backend"
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
-RUN_KEYS = {"started", "finished", "backend", "summarized", "skipped", "failed", "chars_sent",
-            "raw_bytes", "oldest_unsummarized", "pending", "capped"}
+RUN_KEYS = {
+    "started",
+    "finished",
+    "backend",
+    "summarized",
+    "skipped",
+    "failed",
+    "chars_sent",
+    "raw_bytes",
+    "oldest_unsummarized",
+    "pending",
+    "capped",
+}
 
 TURNS = [
-    ("PAY-1234 の決済APIタイムアウト、いま client.go で何秒になってる？",
-     "internal/payment/client.go の Timeout は 10 秒、MaxRetries は 3 です。", "Read"),
-    ("ゲートウェイ側の障害が増えてるから、リトライ回数を 2 に減らして",
-     "MaxRetries を 2 に変更しました。", "Edit"),
-    ("タイムアウトは 10 秒のままでいこう。決済のリトライは 2 回で確定",
-     "了解しました。決済タイムアウトは 10 秒のまま、リトライは 2 回で確定とします。", None),
+    (
+        "PAY-1234 の決済APIタイムアウト、いま client.go で何秒になってる？",
+        "internal/payment/client.go の Timeout は 10 秒、MaxRetries は 3 です。",
+        "Read",
+    ),
+    (
+        "ゲートウェイ側の障害が増えてるから、リトライ回数を 2 に減らして",
+        "MaxRetries を 2 に変更しました。",
+        "Edit",
+    ),
+    (
+        "タイムアウトは 10 秒のままでいこう。決済のリトライは 2 回で確定",
+        "了解しました。決済タイムアウトは 10 秒のまま、リトライは 2 回で確定とします。",
+        None,
+    ),
 ]
 
 
-def records(sid: str, turns: list[tuple[str, str, str | None]], *, start: int = 0,
-            cwd: str = CWD, entrypoint: str = "cli") -> list[dict[str, Any]]:
+def records(
+    sid: str,
+    turns: list[tuple[str, str, str | None]],
+    *,
+    start: int = 0,
+    cwd: str = CWD,
+    entrypoint: str = "cli",
+) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     base = datetime(2026, 11, 20, 10, 0, tzinfo=timezone.utc)
     n = start
     for prompt, reply, tool in turns:
+
         def env(kind: str, **more: Any) -> dict[str, Any]:
             nonlocal n
             n += 1
-            return {"sessionId": sid, "cwd": cwd, "gitBranch": "fix/pay-timeout", "version": "2.1.332",
-                    "entrypoint": entrypoint, "userType": "external", "isSidechain": False,
-                    "uuid": f"{sid[:8]}-{n:05d}", "timestamp": (base + timedelta(minutes=n)).isoformat(),
-                    "type": kind, **more}
+            return {
+                "sessionId": sid,
+                "cwd": cwd,
+                "gitBranch": "fix/pay-timeout",
+                "version": "2.1.332",
+                "entrypoint": entrypoint,
+                "userType": "external",
+                "isSidechain": False,
+                "uuid": f"{sid[:8]}-{n:05d}",
+                "timestamp": (base + timedelta(minutes=n)).isoformat(),
+                "type": kind,
+                **more,
+            }
+
         out.append(env("user", message={"role": "user", "content": prompt}, promptSource="typed"))
-        out.append(env("assistant", message={"id": f"msg_{n}", "role": "assistant", "content": [{"type": "text", "text": reply}]}))
+        out.append(
+            env(
+                "assistant",
+                message={
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": reply}],
+                },
+            )
+        )
         if tool:
             tid = f"toolu_{n}"
-            out.append(env("assistant", message={"id": f"msg_{n - 1}", "role": "assistant", "content": [
-                {"type": "tool_use", "id": tid, "name": tool, "input": {"file_path": f"{cwd}/internal/payment/client.go"}}]}))
-            out.append(env("user", message={"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": tid, "content": "ok"}]}))
+            out.append(
+                env(
+                    "assistant",
+                    message={
+                        "id": f"msg_{n - 1}",
+                        "role": "assistant",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": tid,
+                                "name": tool,
+                                "input": {"file_path": f"{cwd}/internal/payment/client.go"},
+                            }
+                        ],
+                    },
+                )
+            )
+            out.append(
+                env(
+                    "user",
+                    message={
+                        "role": "user",
+                        "content": [{"type": "tool_result", "tool_use_id": tid, "content": "ok"}],
+                    },
+                )
+            )
     return out
 
 
@@ -113,15 +181,29 @@ def test_summary_file_frontmatter_and_search(env: dict[str, Path]) -> None:
     logs = env["home"] / "logs"
     logs.mkdir()
     (logs / "recall-2026-11.jsonl").write_text(
-        json.dumps({"ts": "2026-11-20T10:05:00+00:00", "session": sid(1), "decision": "inject",
-                    "injected": [{"store": "beads", "ref": "PAY-1234", "title": "t"}]}) + "\n"
-        + json.dumps({"session": sid(1), "decision": "quiet", "injected": [{"store": "x", "ref": "no"}]}) + "\n"
-        + "{broken\n", encoding="utf-8")
+        json.dumps(
+            {
+                "ts": "2026-11-20T10:05:00+00:00",
+                "session": sid(1),
+                "decision": "inject",
+                "injected": [{"store": "beads", "ref": "PAY-1234", "title": "t"}],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {"session": sid(1), "decision": "quiet", "injected": [{"store": "x", "ref": "no"}]}
+        )
+        + "\n"
+        + "{broken\n",
+        encoding="utf-8",
+    )
     report = run()
     assert report.summarized == 1 and not report.failed
     [path] = summaries(env["summaries"])
     local = datetime(2026, 11, 20, 10, 1, tzinfo=timezone.utc).astimezone()
-    assert path.relative_to(env["summaries"]).as_posix() == f"{local:%Y/%m/%Y-%m-%d}-{sid(1)[:8]}.md"
+    assert (
+        path.relative_to(env["summaries"]).as_posix() == f"{local:%Y/%m/%Y-%m-%d}-{sid(1)[:8]}.md"
+    )
     text = path.read_text(encoding="utf-8")
     import yaml
 
@@ -134,8 +216,16 @@ def test_summary_file_frontmatter_and_search(env: dict[str, Path]) -> None:
     assert front["recalled"] == ["beads:PAY-1234"]
     assert front["source_transcript"].endswith(f"{sid(1)}.jsonl")
     assert "PAY-1234" in front["tags"]
-    assert datetime.fromisoformat(str(front["date"])) == datetime(2026, 11, 20, 10, 1, tzinfo=timezone.utc)
-    for heading in ("## 何をしてた", "## 決まったこと", "## 触ったファイル", "## 添付ファイル・URL", "## 出てきた話題"):
+    assert datetime.fromisoformat(str(front["date"])) == datetime(
+        2026, 11, 20, 10, 1, tzinfo=timezone.utc
+    )
+    for heading in (
+        "## 何をしてた",
+        "## 決まったこと",
+        "## 触ったファイル",
+        "## 添付ファイル・URL",
+        "## 出てきた話題",
+    ):
         assert heading in text
     assert is_pristine(text)
 
@@ -155,26 +245,42 @@ def test_exclusions_with_reasons(env: dict[str, Path], isolated_home: Path) -> N
     write(p / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TURNS))
     write(p / PROJECT / f"{sid(2)}.jsonl", records(sid(2), TURNS, entrypoint="sdk-cli"))
     write(p / PROJECT / f"{sid(3)}.jsonl", records(sid(3), [("ok", "はい", None)]))
-    write(p / PROJECT / f"{sid(1)}" / "subagents" / "agent-a1b2c3d4e5f6a7b8c.jsonl", records(sid(1), TURNS))
+    write(
+        p / PROJECT / f"{sid(1)}" / "subagents" / "agent-a1b2c3d4e5f6a7b8c.jsonl",
+        records(sid(1), TURNS),
+    )
     (p / PROJECT / f"{sid(1)}" / "subagents" / "agent-a1b2c3d4e5f6a7b8c.meta.json").write_text("{}")
-    write(p / PROJECT / f"{sid(1)}" / "subagents" / "agent-acompact-123456.jsonl", records(sid(1), TURNS))
-    write(p / PROJECT / f"{sid(1)}" / "subagents" / "workflows" / "wf_1" / "journal.jsonl", [{"type": "started"}])
+    write(
+        p / PROJECT / f"{sid(1)}" / "subagents" / "agent-acompact-123456.jsonl",
+        records(sid(1), TURNS),
+    )
+    write(
+        p / PROJECT / f"{sid(1)}" / "subagents" / "workflows" / "wf_1" / "journal.jsonl",
+        [{"type": "started"}],
+    )
     write(p / PROJECT / "agent-1234abcd.jsonl", records(sid(1), TURNS))
     sidechain = [dict(r, isSidechain=True) for r in records(sid(4), TURNS)]
     write(p / PROJECT / f"{sid(4)}.jsonl", sidechain)
     scheduled = records(sid(5), TURNS)
-    scheduled.insert(0, {"type": "system", "subtype": "scheduled_task_fire", "sessionId": sid(5), "uuid": "s5"})
+    scheduled.insert(
+        0, {"type": "system", "subtype": "scheduled_task_fire", "sessionId": sid(5), "uuid": "s5"}
+    )
     write(p / PROJECT / f"{sid(5)}.jsonl", scheduled)
     marked = records(sid(6), TURNS)
     marked[0]["message"]["content"] += " #memrecall:off"
     write(p / PROJECT / f"{sid(6)}.jsonl", marked)
-    write(p / "-home-dev-secret-client" / f"{sid(7)}.jsonl", records(sid(7), TURNS, cwd="/home/dev/secret-client"))
+    write(
+        p / "-home-dev-secret-client" / f"{sid(7)}.jsonl",
+        records(sid(7), TURNS, cwd="/home/dev/secret-client"),
+    )
     own = load_settings().work_dir
     own_dir = "".join(c if c.isalnum() else "-" for c in str(own))
     write(p / own_dir / f"{sid(8)}.jsonl", records(sid(8), TURNS, cwd=str(own)))
     # A summarizer transcript that leaked outside the work folder still carries the marker.
     leaked = records(sid(9), TURNS)
-    leaked[0]["message"]["content"] = "<!-- memrecall-summarizer-prompt: x -->\n" + leaked[0]["message"]["content"]
+    leaked[0]["message"]["content"] = (
+        "<!-- memrecall-summarizer-prompt: x -->\n" + leaked[0]["message"]["content"]
+    )
     write(p / PROJECT / f"{sid(10)}.jsonl", [dict(r, sessionId=sid(10)) for r in leaked])
     config(isolated_home, '[summarize]\nexclude_projects = ["/home/dev/secret-*"]\n')
 
@@ -201,11 +307,26 @@ def test_exclusions_with_reasons(env: dict[str, Path], isolated_home: Path) -> N
 
 def test_tiny_counts_condensed_text_and_long_autonomous_tasks_pass(env: dict[str, Path]) -> None:
     # One prompt, then a long autonomous run: many replies and tool calls, no more prompts.
-    steps = [(f"step {i}", f"手順 {i}: 決済ゲートウェイのリトライ設定 {i} を確認して修正しました。" * 3, "Edit") for i in range(20)]
-    recs = records(sid(1), [("PAY-1234 を全部直して、終わるまで続けて", "始めます。", None)] + steps)
-    recs = [r for r in recs if not (r["type"] == "user" and str(r["message"]["content"]).startswith("step "))]
+    steps = [
+        (
+            f"step {i}",
+            f"手順 {i}: 決済ゲートウェイのリトライ設定 {i} を確認して修正しました。" * 3,
+            "Edit",
+        )
+        for i in range(20)
+    ]
+    recs = records(
+        sid(1), [("PAY-1234 を全部直して、終わるまで続けて", "始めます。", None)] + steps
+    )
+    recs = [
+        r
+        for r in recs
+        if not (r["type"] == "user" and str(r["message"]["content"]).startswith("step "))
+    ]
     write(env["projects"] / PROJECT / f"{sid(1)}.jsonl", recs)
-    write(env["projects"] / PROJECT / f"{sid(2)}.jsonl", records(sid(2), [("直して", "はい", "Edit")]))
+    write(
+        env["projects"] / PROJECT / f"{sid(2)}.jsonl", records(sid(2), [("直して", "はい", "Edit")])
+    )
     by_id = {r.session_id: r.reason for r in run(dry_run=True).rows}
     assert by_id[sid(1)] == "" and by_id[sid(2)] == "tiny"
 
@@ -219,7 +340,21 @@ def test_idempotent_and_grown_session_replaced(env: dict[str, Path]) -> None:
     assert again.summarized == 0 and again.skipped.get("unchanged") == 1
     assert summary.read_text(encoding="utf-8") == first
     # The session grows (resumed): summarized again, same file replaced, no second file.
-    write(path, records(sid(1), [("CPN-12 のクーポン併用ルールも決めよう。併用不可で確定", "併用不可で確定しました。", None)], start=100), append=True)
+    write(
+        path,
+        records(
+            sid(1),
+            [
+                (
+                    "CPN-12 のクーポン併用ルールも決めよう。併用不可で確定",
+                    "併用不可で確定しました。",
+                    None,
+                )
+            ],
+            start=100,
+        ),
+        append=True,
+    )
     grown = run()
     assert grown.summarized == 1
     assert summaries(env["summaries"]) == [summary]
@@ -233,9 +368,19 @@ def test_human_edited_summary_is_never_overwritten(env: dict[str, Path]) -> None
     path = write(env["projects"] / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TURNS))
     run()
     [summary] = summaries(env["summaries"])
-    edited = summary.read_text(encoding="utf-8").replace("## 何をしてた", "## 何をしてた\n- 人が書き足したメモ")
+    edited = summary.read_text(encoding="utf-8").replace(
+        "## 何をしてた", "## 何をしてた\n- 人が書き足したメモ"
+    )
     summary.write_text(edited, encoding="utf-8")
-    write(path, records(sid(1), [("もう一つ、ログも確認して。ログは残す方針で確定", "了解、ログは残します。", None)], start=100), append=True)
+    write(
+        path,
+        records(
+            sid(1),
+            [("もう一つ、ログも確認して。ログは残す方針で確定", "了解、ログは残します。", None)],
+            start=100,
+        ),
+        append=True,
+    )
     report = run()
     assert report.summarized == 1
     assert summary.read_text(encoding="utf-8") == edited
@@ -243,15 +388,23 @@ def test_human_edited_summary_is_never_overwritten(env: dict[str, Path]) -> None
     assert beside.exists() and is_pristine(beside.read_text(encoding="utf-8"))
     assert "edited" in report.rows[-1].reason or any("edited" in r.reason for r in report.rows)
     # A further growth replaces the memrecall copy beside it, still not the person's file.
-    write(path, records(sid(1), [("最後にテストも追加して", "テストを追加しました。", None)], start=200), append=True)
+    write(
+        path,
+        records(sid(1), [("最後にテストも追加して", "テストを追加しました。", None)], start=200),
+        append=True,
+    )
     run()
     assert summary.read_text(encoding="utf-8") == edited
-    assert sorted(p.name for p in summaries(env["summaries"])) == sorted([summary.name, beside.name])
+    assert sorted(p.name for p in summaries(env["summaries"])) == sorted(
+        [summary.name, beside.name]
+    )
     # A file a person wrote from scratch (no checksum) is left alone too.
     assert not is_pristine("---\ntitle: mine\n---\nbody\n")
 
 
-def test_crash_mid_run_then_rerun_loses_and_duplicates_nothing(env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_crash_mid_run_then_rerun_loses_and_duplicates_nothing(
+    env: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     for n in (1, 2, 3):
         write(env["projects"] / PROJECT / f"{sid(n)}.jsonl", records(sid(n), TURNS))
     import memrecall.summarize.pipeline as pipeline
@@ -294,8 +447,13 @@ def test_run_record_contract(env: dict[str, Path]) -> None:
     assert record == report.record()
 
 
-def test_quiet_minutes_limit_max_sessions_since(env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
-    paths = [write(env["projects"] / PROJECT / f"{sid(n)}.jsonl", records(sid(n), TURNS)) for n in (1, 2, 3, 4)]
+def test_quiet_minutes_limit_max_sessions_since(
+    env: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paths = [
+        write(env["projects"] / PROJECT / f"{sid(n)}.jsonl", records(sid(n), TURNS))
+        for n in (1, 2, 3, 4)
+    ]
     now = load_settings().now
     for age, path in zip((48, 30, 20, 0), paths):  # hours before "now"
         stamp = (now - timedelta(hours=age, minutes=2 if age == 0 else 0)).timestamp()
@@ -314,9 +472,13 @@ def test_quiet_minutes_limit_max_sessions_since(env: dict[str, Path], monkeypatc
     assert sid(1) not in since and sid(3) in since
 
 
-def test_rejected_summary_retried_across_runs_then_failed(env: dict[str, Path], isolated_home: Path, tmp_path: Path) -> None:
+def test_rejected_summary_retried_across_runs_then_failed(
+    env: dict[str, Path], isolated_home: Path, tmp_path: Path
+) -> None:
     bad = tmp_path / "bad_llm.py"
-    bad.write_text("import sys\nsys.stdin.read()\nprint('Sure! Here is a summary of the conversation.')\n")
+    bad.write_text(
+        "import sys\nsys.stdin.read()\nprint('Sure! Here is a summary of the conversation.')\n"
+    )
     config(isolated_home, f'[summarize]\ncommand = "{sys.executable} {bad}"\nmax_attempts = 2\n')
     write(env["projects"] / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TURNS))
     first = run(backend="command")
@@ -329,8 +491,9 @@ def test_rejected_summary_retried_across_runs_then_failed(env: dict[str, Path], 
     assert not summaries(env["summaries"])
 
 
-def test_cli_exit_codes_and_messages(env: dict[str, Path], isolated_home: Path, tmp_path: Path,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_exit_codes_and_messages(
+    env: dict[str, Path], isolated_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write(env["projects"] / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TURNS))
     assert run_app(["summarize", "--backend", "nope"]) == 2
     assert capsys.readouterr().err.strip().endswith("choose from claude, command, extractive")
@@ -342,18 +505,38 @@ def test_cli_exit_codes_and_messages(env: dict[str, Path], isolated_home: Path, 
     assert sid(1)[:8] in out.out and "dry run: would summarize 1" in out.err
 
     failing = tmp_path / "fail.py"
-    failing.write_text("import sys\nsys.stdin.read()\nsys.stderr.write('model overloaded\\n')\nsys.exit(3)\n")
+    failing.write_text(
+        "import sys\nsys.stdin.read()\nsys.stderr.write('model overloaded\\n')\nsys.exit(3)\n"
+    )
     config(isolated_home, f'[summarize]\ncommand = "{sys.executable} {failing}"\n')
     assert run_app(["summarize", "--backend", "command"]) == 1
     err = capsys.readouterr().err
-    assert f"failed {sid(1)}: command exited with 3: model overloaded (attempt 1/3, will retry next run)" in err
+    assert (
+        f"failed {sid(1)}: command exited with 3: model overloaded (attempt 1/3, will retry next run)"
+        in err
+    )
     assert err.rstrip().splitlines()[-1].startswith("Error: 1 session failed (run record: ")
 
-    assert run_app(["summarize", "--backend", "extractive", "--max-sessions", "5", "--max-input-chars", "5000"]) == 0
+    assert (
+        run_app(
+            [
+                "summarize",
+                "--backend",
+                "extractive",
+                "--max-sessions",
+                "5",
+                "--max-input-chars",
+                "5000",
+            ]
+        )
+        == 0
+    )
     assert "summarized 1, failed 0" in capsys.readouterr().err
 
 
-def test_missing_backend_program_fails_loudly_without_burning_attempts(env: dict[str, Path], isolated_home: Path) -> None:
+def test_missing_backend_program_fails_loudly_without_burning_attempts(
+    env: dict[str, Path], isolated_home: Path
+) -> None:
     config(isolated_home, '[summarize]\nclaude_command = "/nonexistent/claude"\n')
     for n in (1, 2):
         write(env["projects"] / PROJECT / f"{sid(n)}.jsonl", records(sid(n), TURNS))
@@ -372,16 +555,33 @@ def test_missing_backend_program_fails_loudly_without_burning_attempts(env: dict
     assert record["pending"] == 2  # doctor's backlog keeps counting them
 
 
-def test_backend_lost_mid_run_counts_like_the_dry_run(env: dict[str, Path], isolated_home: Path,
-                                                      tmp_path: Path) -> None:
+def test_backend_lost_mid_run_counts_like_the_dry_run(
+    env: dict[str, Path], isolated_home: Path, tmp_path: Path
+) -> None:
     # A summarizer program that is there for the first session and gone for the next.
     program = tmp_path / "bin" / "vanishing-llm"
     program.parent.mkdir()
-    body = "\\n".join(["## Deploy", "x", "## 何をしてた", "- did", "## 決まったこと", "- (none)",
-                       "## 触ったファイル", "- (none)", "## 添付ファイル・URL", "- (none)",
-                       "## 出てきた話題", "[[PAY-1234]]"])
-    program.write_text(f"#!{sys.executable}\nimport os, sys\nsys.stdin.read()\n"
-                       f"os.unlink(sys.argv[0])\nprint('{body}')\n", encoding="utf-8")
+    body = "\\n".join(
+        [
+            "## Deploy",
+            "x",
+            "## 何をしてた",
+            "- did",
+            "## 決まったこと",
+            "- (none)",
+            "## 触ったファイル",
+            "- (none)",
+            "## 添付ファイル・URL",
+            "- (none)",
+            "## 出てきた話題",
+            "[[PAY-1234]]",
+        ]
+    )
+    program.write_text(
+        f"#!{sys.executable}\nimport os, sys\nsys.stdin.read()\n"
+        f"os.unlink(sys.argv[0])\nprint('{body}')\n",
+        encoding="utf-8",
+    )
     program.chmod(0o755)
     config(isolated_home, f'[summarize]\ncommand = "{program}"\n')
     for n in (1, 2, 3):
@@ -396,8 +596,11 @@ def test_backend_lost_mid_run_counts_like_the_dry_run(env: dict[str, Path], isol
 
 
 def test_cli_without_claude_on_path_fails_in_one_line_naming_the_fix(
-        env: dict[str, Path], isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+    env: dict[str, Path],
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """The default backend is claude; a first-day user without the CLI must learn what to do."""
     empty = env["home"].parent / "empty-bin"
     empty.mkdir()
@@ -415,8 +618,9 @@ def test_cli_without_claude_on_path_fails_in_one_line_naming_the_fix(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     [line] = err
-    assert line.startswith("Error: 2 sessions would be summarized; none written: "
-                           "claude CLI not found")
+    assert line.startswith(
+        "Error: 2 sessions would be summarized; none written: claude CLI not found"
+    )
     assert "--backend extractive" in line and 'backend = "extractive" under [summarize]' in line
     assert str(isolated_home / "config.toml") in line
     assert not summaries(env["summaries"])
@@ -428,7 +632,9 @@ def test_cli_without_claude_on_path_fails_in_one_line_naming_the_fix(
     assert len(summaries(env["summaries"])) == 2
 
 
-def test_internal_env_makes_summarize_a_no_op(env: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_internal_env_makes_summarize_a_no_op(
+    env: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     write(env["projects"] / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TURNS))
     monkeypatch.setenv("MEMRECALL_INTERNAL", "1")
     report = run()
@@ -436,9 +642,14 @@ def test_internal_env_makes_summarize_a_no_op(env: dict[str, Path], monkeypatch:
     assert not summaries(env["summaries"])
 
 
-def test_planted_secrets_never_reach_summary_or_state(env: dict[str, Path], isolated_home: Path) -> None:
+def test_planted_secrets_never_reach_summary_or_state(
+    env: dict[str, Path], isolated_home: Path
+) -> None:
     (env["projects"] / PROJECT).mkdir()
-    shutil.copy(FIXTURES / "planted-secrets.jsonl", env["projects"] / PROJECT / "5ec2e7a1-0000-4000-8000-00000000beef.jsonl")
+    shutil.copy(
+        FIXTURES / "planted-secrets.jsonl",
+        env["projects"] / PROJECT / "5ec2e7a1-0000-4000-8000-00000000beef.jsonl",
+    )
     secrets = json.loads((FIXTURES / "planted-secrets.secrets.json").read_text(encoding="utf-8"))
     report = run()
     assert report.summarized == 1, report.rows
@@ -453,8 +664,9 @@ def test_planted_secrets_never_reach_summary_or_state(env: dict[str, Path], isol
 
 
 @pytest.mark.parametrize("backend", ["extractive", "command"])
-def test_frontmatter_fields_are_redacted(env: dict[str, Path], isolated_home: Path, tmp_path: Path,
-                                         backend: str) -> None:
+def test_frontmatter_fields_are_redacted(
+    env: dict[str, Path], isolated_home: Path, tmp_path: Path, backend: str
+) -> None:
     """A folder, branch, title or file named after a key: every frontmatter field is redacted."""
     key = "ghp_Front9Qa2Ws3Ed4Rf5Tg6Yh7Uj8Ik9Ol0PzX"
     aws = "AKIAZ5TY8WQ3NMXCFRNT"
@@ -463,7 +675,13 @@ def test_frontmatter_fields_are_redacted(env: dict[str, Path], isolated_home: Pa
     for rec in recs:
         rec["gitBranch"] = f"fix/{aws}"
     recs.append({"type": "ai-title", "aiTitle": f"鍵 {key} の整理", "sessionId": sid(7)})
-    recs.append({"type": "custom-title", "customTitle": f"rotate sk-ant-api03-Cust0mTitle9xR2mK9pL4tW8nB3", "sessionId": sid(7)})
+    recs.append(
+        {
+            "type": "custom-title",
+            "customTitle": f"rotate sk-ant-api03-Cust0mTitle9xR2mK9pL4tW8nB3",
+            "sessionId": sid(7),
+        }
+    )
     write(env["projects"] / "-home-dev-ghp-front" / f"{sid(7)}.jsonl", recs)
     if backend == "command":
         # A model that copies the session's own names into its title, tags and files.
@@ -472,7 +690,9 @@ def test_frontmatter_fields_are_redacted(env: dict[str, Path], isolated_home: Pa
             "import sys\nsys.stdin.read()\n"
             f"print('## Deploy {key}\\nx\\n## 何をしてた\\n- did\\n## 決まったこと\\n- (none)\\n"
             f"## 触ったファイル\\n- {cwd}/internal/payment/client.go\\n## 添付ファイル・URL\\n- (none)\\n"
-            f"## 出てきた話題\\n[[{key}]] [[{aws}]]')\n", encoding="utf-8")
+            f"## 出てきた話題\\n[[{key}]] [[{aws}]]')\n",
+            encoding="utf-8",
+        )
         config(isolated_home, f'[summarize]\ncommand = "{sys.executable} {program}"\n')
     report = run(backend=backend)
     assert report.summarized == 1, report.rows
@@ -482,7 +702,11 @@ def test_frontmatter_fields_are_redacted(env: dict[str, Path], isolated_home: Pa
 
     front = yaml.safe_load(text.split("---\n")[1])
     for field in ("title", "project", "cwd", "git_branch", "source_transcript"):
-        assert key not in str(front[field]) and aws not in str(front[field]) and "Cust0m" not in str(front[field]), field
+        assert (
+            key not in str(front[field])
+            and aws not in str(front[field])
+            and "Cust0m" not in str(front[field])
+        ), field
     assert "[REDACTED:" in front["cwd"] and "[REDACTED:" in front["git_branch"]
     assert not any(key in str(item) or aws in str(item) for item in front["tags"] + front["files"])
     assert key not in text and aws not in text and "Cust0mTitle" not in text
@@ -493,7 +717,11 @@ def test_corpus_end_to_end_extractive(corpus: Path, env: dict[str, Path]) -> Non
     src = corpus / "claude-transcripts" / "cc-2.1.332" / "projects"
     shutil.copytree(src, env["projects"], dirs_exist_ok=True)
     report = run()
-    by_id = {r.session_id[:8]: (r.decision, r.reason) for r in report.rows if not r.session_id.endswith(".meta.json")}
+    by_id = {
+        r.session_id[:8]: (r.decision, r.reason)
+        for r in report.rows
+        if not r.session_id.endswith(".meta.json")
+    }
     assert by_id["08edd954"] == ("summarized", "")
     assert by_id["16bdd7c3"] == ("summarized", "")
     assert by_id["af10c474"] == ("summarized", "")
@@ -512,12 +740,21 @@ def test_corpus_end_to_end_extractive(corpus: Path, env: dict[str, Path]) -> Non
 
 
 TOPIC_TURNS = [
-    ("PAY-1234 の件、before と after を確認して。retry_count と PaymentGateway をまず確認",
-     "確認しました。retry_count は 3、PaymentGateway は Stripe を呼んでいます。before の値も確認済みです。", "Read"),
-    ("Stripe の在庫同期の処理も確認して update して。ファイルは UTF-8 で保存",
-     "在庫同期を確認して update しました。PaymentGateway の retry_count も update しました。", "Edit"),
-    ("じゃあ PAY-1234 は retry_count を 2 にする方針で確定。Stripe 側の在庫同期も同じで",
-     "了解しました。PAY-1234 は retry_count 2 で確定です。Before merging, I will create the parallel commands.", None),
+    (
+        "PAY-1234 の件、before と after を確認して。retry_count と PaymentGateway をまず確認",
+        "確認しました。retry_count は 3、PaymentGateway は Stripe を呼んでいます。before の値も確認済みです。",
+        "Read",
+    ),
+    (
+        "Stripe の在庫同期の処理も確認して update して。ファイルは UTF-8 で保存",
+        "在庫同期を確認して update しました。PaymentGateway の retry_count も update しました。",
+        "Edit",
+    ),
+    (
+        "じゃあ PAY-1234 は retry_count を 2 にする方針で確定。Stripe 側の在庫同期も同じで",
+        "了解しました。PAY-1234 は retry_count 2 で確定です。Before merging, I will create the parallel commands.",
+        None,
+    ),
 ]
 
 
@@ -538,8 +775,20 @@ def test_extractive_links_only_names_worth_a_graph_node(env: dict[str, Path]) ->
     text = path.read_text(encoding="utf-8")
     links = _links(text)
     assert {"PAY-1234", "retry_count", "PaymentGateway", "Stripe", "在庫同期"} <= set(links), links
-    for junk in ("before", "Before", "after", "確認", "update", "create", "parallel", "commands",
-                 "UTF-8", "client.go", "client", "処理"):
+    for junk in (
+        "before",
+        "Before",
+        "after",
+        "確認",
+        "update",
+        "create",
+        "parallel",
+        "commands",
+        "UTF-8",
+        "client.go",
+        "client",
+        "処理",
+    ):
         assert junk not in links, junk
     assert links[0] == "PAY-1234"  # ids first
     import yaml

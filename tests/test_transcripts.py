@@ -30,7 +30,9 @@ def all_transcripts(corpus: Path) -> list[Path]:
 
 
 def records(path: Path) -> list[dict]:  # type: ignore[type-arg]
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def test_every_corpus_file_parses_without_losing_lines(corpus: Path) -> None:
@@ -61,7 +63,9 @@ def test_human_turns_found(corpus: Path) -> None:
     for rel, count in expected.items():
         session = parse_session(corpus / rel)
         assert len(session.human_turns) == count, rel
-    first = parse_session(corpus / f"{CC}/08edd954-dd2b-4fea-b675-0618fbd580f7.jsonl").human_turns[0]
+    first = parse_session(corpus / f"{CC}/08edd954-dd2b-4fea-b675-0618fbd580f7.jsonl").human_turns[
+        0
+    ]
     assert first.text.startswith("PAY-1234 の決済APIタイムアウト")
 
 
@@ -75,12 +79,21 @@ def test_assistant_lines_merged_by_message_id(corpus: Path) -> None:
                 continue
             seen_uuid.add(rec.get("uuid"))
             message = rec.get("message")
-            if rec.get("type") != "assistant" or rec.get("isSidechain") or not isinstance(message, dict):
+            if (
+                rec.get("type") != "assistant"
+                or rec.get("isSidechain")
+                or not isinstance(message, dict)
+            ):
                 continue
             content = message.get("content")
             blocks = content if isinstance(content, list) else []
-            texts = [b for b in blocks if isinstance(b, dict) and b.get("type") == "text"
-                     and strip_injections(b.get("text", "")) not in ("", "No response requested.")]
+            texts = [
+                b
+                for b in blocks
+                if isinstance(b, dict)
+                and b.get("type") == "text"
+                and strip_injections(b.get("text", "")) not in ("", "No response requested.")
+            ]
             if texts and message.get("id"):
                 ids_with_text.add(message["id"])
         # One event per API message, however many lines carried its blocks.
@@ -89,9 +102,30 @@ def test_assistant_lines_merged_by_message_id(corpus: Path) -> None:
 
 def test_split_reply_becomes_one_event() -> None:
     lines = [
-        json.dumps({"type": "assistant", "uuid": "a1", "message": {"id": "m1", "content": [{"type": "text", "text": "part one"}]}}),
-        json.dumps({"type": "assistant", "uuid": "a2", "message": {"id": "m1", "content": [{"type": "thinking", "thinking": "secret plan"}]}}),
-        json.dumps({"type": "assistant", "uuid": "a3", "message": {"id": "m1", "content": [{"type": "text", "text": "part two"}]}}),
+        json.dumps(
+            {
+                "type": "assistant",
+                "uuid": "a1",
+                "message": {"id": "m1", "content": [{"type": "text", "text": "part one"}]},
+            }
+        ),
+        json.dumps(
+            {
+                "type": "assistant",
+                "uuid": "a2",
+                "message": {
+                    "id": "m1",
+                    "content": [{"type": "thinking", "thinking": "secret plan"}],
+                },
+            }
+        ),
+        json.dumps(
+            {
+                "type": "assistant",
+                "uuid": "a3",
+                "message": {"id": "m1", "content": [{"type": "text", "text": "part two"}]},
+            }
+        ),
     ]
     session = parse_lines(lines, Path("s.jsonl"))
     assert [e.text for e in session.assistant_texts] == ["part one\npart two"]
@@ -108,8 +142,28 @@ def test_tool_use_paths_extracted(corpus: Path) -> None:
     # MultiEdit (legacy) and NotebookEdit-style keys are read too.
     viewer = parse_session(corpus / f"{VIEWER}/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
     assert any(c.name == "MultiEdit" and c.paths for c in viewer.tool_calls)
-    notebook = parse_lines([json.dumps({"type": "assistant", "uuid": "n", "message": {"id": "m", "content": [
-        {"type": "tool_use", "id": "t", "name": "NotebookEdit", "input": {"notebook_path": "/w/a.ipynb"}}]}})], Path("x.jsonl"))
+    notebook = parse_lines(
+        [
+            json.dumps(
+                {
+                    "type": "assistant",
+                    "uuid": "n",
+                    "message": {
+                        "id": "m",
+                        "content": [
+                            {
+                                "type": "tool_use",
+                                "id": "t",
+                                "name": "NotebookEdit",
+                                "input": {"notebook_path": "/w/a.ipynb"},
+                            }
+                        ],
+                    },
+                }
+            )
+        ],
+        Path("x.jsonl"),
+    )
     assert notebook.tool_calls[0].paths == ["/w/a.ipynb"]
 
 
@@ -121,7 +175,10 @@ def test_subagents_and_compaction_agents_flagged_in_all_layouts(corpus: Path) ->
         session = parse_session(path)
         assert session.subagent, path
         assert not session.human_turns or session.is_agent_file
-    assert parse_session(root / "spotter/test/fixtures/transcripts/ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-acompact-946d2b.jsonl").is_compaction_agent
+    assert parse_session(
+        root
+        / "spotter/test/fixtures/transcripts/ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-acompact-946d2b.jsonl"
+    ).is_compaction_agent
     # Inline sidechains (2025 layout): counted, never turned into events of the parent.
     inline = parse_session(corpus / f"{VIEWER}/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")
     assert inline.sidechain_records > 400

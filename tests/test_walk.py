@@ -22,8 +22,16 @@ def _write(path: Path, text: str = "# note\n") -> Path:
 
 
 def test_dot_folders_dot_files_and_other_suffixes_are_never_read(tmp_path: Path) -> None:
-    for name in ["a.md", "b.txt", ".hidden.md", ".obsidian/x.md", ".git/y.md", ".trash/z.md",
-                 "sub/.archive/old.md", "sub/c.md"]:
+    for name in [
+        "a.md",
+        "b.txt",
+        ".hidden.md",
+        ".obsidian/x.md",
+        ".git/y.md",
+        ".trash/z.md",
+        "sub/.archive/old.md",
+        "sub/c.md",
+    ]:
         _write(tmp_path / name)
     assert _names(tmp_path) == ["a.md", "sub/c.md"]
     assert _names(tmp_path, None) == ["a.md", "b.txt", "sub/c.md"]
@@ -69,7 +77,9 @@ def test_a_missing_or_unreadable_root_is_no_files(tmp_path: Path) -> None:
 
 
 def test_prune_leaves_a_linked_summary_where_it_points(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    isolated_home: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     # Search never reads a linked file, so prune never moves or deletes one either.

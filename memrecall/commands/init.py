@@ -16,21 +16,38 @@ def register(app: typer.Typer) -> None:
 
 def init_command(
     project: Annotated[
-        bool, typer.Option("--project", help="Use ./.claude/settings.json instead of ~/.claude/settings.json.")
+        bool,
+        typer.Option(
+            "--project", help="Use ./.claude/settings.json instead of ~/.claude/settings.json."
+        ),
     ] = False,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the diff; write nothing.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the diff; write nothing.")
+    ] = False,
     uninstall: Annotated[
-        bool, typer.Option("--uninstall", help="Remove only what init added (and the schedule with --schedule).")
+        bool,
+        typer.Option(
+            "--uninstall", help="Remove only what init added (and the schedule with --schedule)."
+        ),
     ] = False,
     schedule: Annotated[
-        bool, typer.Option("--schedule", help="Also install the daily summarize + prune job on this machine.")
+        bool,
+        typer.Option(
+            "--schedule", help="Also install the daily summarize + prune job on this machine."
+        ),
     ] = False,
     platform: Annotated[
         Optional[str],
-        typer.Option("--platform", help="Print the schedule for linux, macos or windows (default: this machine)."),
+        typer.Option(
+            "--platform",
+            help="Print the schedule for linux, macos or windows (default: this machine).",
+        ),
     ] = None,
     timeout: Annotated[
-        int, typer.Option("--timeout", min=1, max=600, help="Hook timeout in seconds written to settings.json.")
+        int,
+        typer.Option(
+            "--timeout", min=1, max=600, help="Hook timeout in seconds written to settings.json."
+        ),
     ] = 10,
 ) -> None:
     """Merge the UserPromptSubmit hook into Claude Code's settings.json (backup first).
@@ -44,7 +61,12 @@ def init_command(
     """
     from ..config import load_settings
     from ..install import (
-        build_schedule, current_platform, hook_command, install_schedule, plan_init, settings_path,
+        build_schedule,
+        current_platform,
+        hook_command,
+        install_schedule,
+        plan_init,
+        settings_path,
     )
     from ._io import err, out, show_settings_warnings, utf8_stdio
 
@@ -70,7 +92,9 @@ def init_command(
         diff = plan.diff()
         if diff:
             out(diff)
-            err(f"Dry run: {path} would be {'changed' if plan.old_text is not None else 'created'} as shown; nothing was written.")
+            err(
+                f"Dry run: {path} would be {'changed' if plan.old_text is not None else 'created'} as shown; nothing was written."
+            )
         else:
             err(f"Dry run: {path} needs no change ({_describe(plan.status)}); nothing was written.")
         if schedule:
@@ -82,7 +106,9 @@ def init_command(
     backup = apply_init(plan)
     if uninstall:
         if plan.status == "removed":
-            err(f"Removed the memrecall hook from {path} ({plan.removed} handler{'s' if plan.removed != 1 else ''}).")
+            err(
+                f"Removed the memrecall hook from {path} ({plan.removed} handler{'s' if plan.removed != 1 else ''})."
+            )
         elif not plan.theirs:
             err(f"No memrecall hook in {path}; nothing to remove.")
         else:
@@ -90,8 +116,10 @@ def init_command(
         for command in plan.theirs:
             err(f"Left your own command alone (remove it yourself if you want): {command!r}")
     elif plan.status == "kept":
-        err(f"{path} already runs memrecall through your own command: {plan.theirs[0]!r}; "
-            "left as is, no second hook added.")
+        err(
+            f"{path} already runs memrecall through your own command: {plan.theirs[0]!r}; "
+            "left as is, no second hook added."
+        )
     elif plan.status == "unchanged":
         err(f"The memrecall hook is already installed in {path}; nothing changed.")
     else:
@@ -100,7 +128,9 @@ def init_command(
             f"UserPromptSubmit → {plan.command} (timeout {timeout} s)."
         )
     if not uninstall and plan.status != "kept" and plan.theirs:
-        err(f"Your own command also runs memrecall, so each prompt is recalled twice: {plan.theirs[0]!r}")
+        err(
+            f"Your own command also runs memrecall, so each prompt is recalled twice: {plan.theirs[0]!r}"
+        )
     if backup is not None:
         err(f"Backup of the previous file: {backup}")
     if schedule:
@@ -111,31 +141,38 @@ def init_command(
     elif not uninstall and sched.platform == current_platform():
         written = write_wrapper(sched)
         wrote = f"wrote {written}; " if written else ""
-        err(f"Daily jobs: {wrote}add this to {sched.where}, "
-            "or let memrecall init --schedule do it:")
+        err(
+            f"Daily jobs: {wrote}add this to {sched.where}, or let memrecall init --schedule do it:"
+        )
         out(sched.text)
     elif not uninstall:
         _say_printed_only(sched)
         out(_with_wrapper(sched))
     if not uninstall and plan.status not in ("unchanged", "kept"):
-        err("Claude Code picks the change up by itself; interactive sessions run hooks once the folder is trusted.")
+        err(
+            "Claude Code picks the change up by itself; interactive sessions run hooks once the folder is trusted."
+        )
 
 
 def _say_dry_run_schedule(sched: Schedule, uninstall: bool, here: bool) -> None:
     from ._io import err, out
 
     if not here and uninstall:
-        err(f"Dry run: --uninstall --schedule removes only this machine's job; the "
+        err(
+            f"Dry run: --uninstall --schedule removes only this machine's job; the "
             f"{sched.scheduler} job for {sched.platform} is removed on that machine; "
-            "nothing was written.")
+            "nothing was written."
+        )
         return
     if not here:
         _say_printed_only(sched)
         out(_with_wrapper(sched))
         return
     flags = "--uninstall --schedule" if uninstall else "--schedule"
-    err(f"Dry run: {flags} would use {sched.scheduler}: {sched.change(remove=uninstall)}; "
-        "nothing was written.")
+    err(
+        f"Dry run: {flags} would use {sched.scheduler}: {sched.change(remove=uninstall)}; "
+        "nothing was written."
+    )
     if uninstall:
         out(sched.text)
         return
@@ -148,17 +185,20 @@ def _say_printed_only(sched: Schedule) -> None:
     from ..install import current_platform
     from ._io import err
 
-    err(f"Daily jobs for {sched.platform}, printed only (init installs nothing for a platform "
+    err(
+        f"Daily jobs for {sched.platform}, printed only (init installs nothing for a platform "
         f"other than this {current_platform()} machine): {sched.scheduler} would run the job "
-        f"{sched.timing()}. On that machine, add this to {sched.where}:")
+        f"{sched.timing()}. On that machine, add this to {sched.where}:"
+    )
 
 
 def _with_wrapper(sched: Schedule) -> str:
     """The schedule, preceded by the script it runs when init has not written that here."""
     if sched.wrapper_path is None:
         return sched.text
-    return (f"# 1. {sched.wrapper_path} (chmod 755):\n{sched.wrapper}"
-            f"# 2. {sched.where}:\n{sched.text}")
+    return (
+        f"# 1. {sched.wrapper_path} (chmod 755):\n{sched.wrapper}# 2. {sched.where}:\n{sched.text}"
+    )
 
 
 def _describe(status: str) -> str:

@@ -19,7 +19,19 @@ from .base import Document, parse_date, read_lines
 _NAMES = ("issues.jsonl", "beads.jsonl", "bd.jsonl")
 _TEXT_FIELDS = ("description", "design", "acceptance_criteria", "notes", "close_reason")
 # Infrastructure records of agent frameworks, not work items (bd export skips them too).
-_SKIP_TYPES = {"event", "agent", "role", "rig", "message", "molecule", "gate", "convoy", "slot", "queue", "merge-request"}
+_SKIP_TYPES = {
+    "event",
+    "agent",
+    "role",
+    "rig",
+    "message",
+    "molecule",
+    "gate",
+    "convoy",
+    "slot",
+    "queue",
+    "merge-request",
+}
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -57,7 +69,11 @@ def resolve_files(location: Path, warnings: list[str] | None = None) -> list[Pat
                 )
         elif candidate.is_file():
             return [candidate]
-    present = [folder / name for name in _NAMES if (folder / name).is_file() and _inside(folder / name, folder)]
+    present = [
+        folder / name
+        for name in _NAMES
+        if (folder / name).is_file() and _inside(folder / name, folder)
+    ]
     if present:
         # Old repos renamed the export; the most recently written one is current.
         return [max(present, key=lambda p: p.stat().st_mtime)]
@@ -65,8 +81,12 @@ def resolve_files(location: Path, warnings: list[str] | None = None) -> list[Pat
     return [backup] if backup.is_file() and _inside(backup, folder) else []
 
 
-_ID_FIELD = re.compile(rb'"(?:id|issue_id)"\s*:\s*"([A-Za-z][A-Za-z0-9_-]{0,40})-[A-Za-z0-9]{1,16}(?:\.\d+)*"')
-_PREFIX_SETTING = re.compile(r"^\s*issue-prefix\s*:\s*[\"']?([A-Za-z][A-Za-z0-9_-]{0,30})[\"']?\s*(?:#.*)?$", re.MULTILINE)
+_ID_FIELD = re.compile(
+    rb'"(?:id|issue_id)"\s*:\s*"([A-Za-z][A-Za-z0-9_-]{0,40})-[A-Za-z0-9]{1,16}(?:\.\d+)*"'
+)
+_PREFIX_SETTING = re.compile(
+    r"^\s*issue-prefix\s*:\s*[\"']?([A-Za-z][A-Za-z0-9_-]{0,30})[\"']?\s*(?:#.*)?$", re.MULTILINE
+)
 # Enough of an export's head to see every project an export mixes, little enough for the hook.
 _PREFIX_SAMPLE_BYTES = 64 * 1024
 
@@ -85,10 +105,14 @@ def id_prefixes(locations: Iterable[Path]) -> frozenset[str]:
                 continue
             found.update(m.group(1).decode().lower() for m in _ID_FIELD.finditer(head))
             try:
-                config = (export.parent / "config.yaml").read_text(encoding="utf-8", errors="replace")
+                config = (export.parent / "config.yaml").read_text(
+                    encoding="utf-8", errors="replace"
+                )
             except OSError:
                 continue
-            found.update(m.group(1).lower() for m in _PREFIX_SETTING.finditer(config[:_PREFIX_SAMPLE_BYTES]))
+            found.update(
+                m.group(1).lower() for m in _PREFIX_SETTING.finditer(config[:_PREFIX_SAMPLE_BYTES])
+            )
     return frozenset(found)
 
 
@@ -141,7 +165,9 @@ def issue_document(path: Path, issue: dict[str, Any], source_line: int = 0) -> D
         date_source="issue" if date else "",
         tags=labels,
         status=str(issue.get("status") or "open"),
-        close_reason=" ".join(str(issue.get("close_reason") or "").split()) if issue.get("status") == "closed" else "",
+        close_reason=" ".join(str(issue.get("close_reason") or "").split())
+        if issue.get("status") == "closed"
+        else "",
         priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else None,
         source_line=source_line,
         lines={i + 1: line for i, line in enumerate(text_lines)},
@@ -190,7 +216,9 @@ class BeadsStore:
             if path not in self._counts:
                 try:
                     with open(path, "rb") as handle:
-                        self._counts[path] = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+                        self._counts[path] = sum(
+                            chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b"")
+                        )
                 except OSError:
                     self._counts[path] = 0
             total += self._counts[path]

@@ -34,7 +34,12 @@ from .extractive import ExtractiveBackend
 
 # The environment of a Claude Code session that would make a child `claude` behave as a
 # nested session (or hand it the parent's session id).
-_NESTED_ENV = ("CLAUDECODE", "CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_ENTRYPOINT")
+_NESTED_ENV = (
+    "CLAUDECODE",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_ENTRYPOINT",
+)
 
 PART_NOTE = {
     "ja": "これは1つのセッションを {n} 分割したうちの {i} 番目です。この部分だけを同じ形式で要約してください。",
@@ -94,7 +99,9 @@ def get_backend(name: str, settings: Settings) -> Summarizer:
 def build_prompt(language: str, transcript: str, part_note: str = "") -> str:
     text = template(f"summary.{'ja' if language == 'ja' else 'en'}.md")
     # str.replace, not format(): transcripts are full of braces.
-    return text.replace("{part_note}", part_note + "\n" if part_note else "").replace("{transcript}", transcript)
+    return text.replace("{part_note}", part_note + "\n" if part_note else "").replace(
+        "{transcript}", transcript
+    )
 
 
 class _LLMBackend:
@@ -125,7 +132,9 @@ class _LLMBackend:
             note = PART_NOTE[lang if lang in PART_NOTE else "en"].format(i=index, n=len(chunks))
             parts.append(self._call(job, build_prompt(lang, chunk, note)))
         merged = "\n\n".join(f"--- part {i} ---\n{p}" for i, p in enumerate(parts, 1))
-        return self._call(job, build_prompt(lang, merged, MERGE_NOTE[lang if lang in MERGE_NOTE else "en"]))
+        return self._call(
+            job, build_prompt(lang, merged, MERGE_NOTE[lang if lang in MERGE_NOTE else "en"])
+        )
 
 
 def child_env(base: dict[str, str] | None = None) -> dict[str, str]:
@@ -145,15 +154,24 @@ def _one_line(text: str) -> str:
     return one_line(text, 200)
 
 
-def _run(argv: list[str], prompt: str, cwd: Path, timeout: int, what: str) -> subprocess.CompletedProcess[bytes]:
+def _run(
+    argv: list[str], prompt: str, cwd: Path, timeout: int, what: str
+) -> subprocess.CompletedProcess[bytes]:
     cwd.mkdir(parents=True, exist_ok=True)
     try:
         return subprocess.run(
-            argv, input=prompt.encode("utf-8"), capture_output=True, cwd=str(cwd),
-            env=child_env(), timeout=timeout, check=False,
+            argv,
+            input=prompt.encode("utf-8"),
+            capture_output=True,
+            cwd=str(cwd),
+            env=child_env(),
+            timeout=timeout,
+            check=False,
         )
     except FileNotFoundError as exc:
-        raise BackendUnavailable(f"{what} not found ({argv[0]}); install it or change the summarize settings") from exc
+        raise BackendUnavailable(
+            f"{what} not found ({argv[0]}); install it or change the summarize settings"
+        ) from exc
     except PermissionError as exc:
         raise BackendUnavailable(f"{what} is not executable ({argv[0]})") from exc
     except subprocess.TimeoutExpired as exc:  # subprocess.run has killed the child already
@@ -175,8 +193,19 @@ class ClaudeBackend(_LLMBackend):
     def argv(self) -> list[str]:
         s = self.settings.summarize
         return [
-            s.claude_command, "-p", "--model", s.model, "--output-format", "json", "--max-turns", "1",
-            "--tools", "", "--no-session-persistence", "--settings", '{"disableAllHooks": true}',
+            s.claude_command,
+            "-p",
+            "--model",
+            s.model,
+            "--output-format",
+            "json",
+            "--max-turns",
+            "1",
+            "--tools",
+            "",
+            "--no-session-persistence",
+            "--settings",
+            '{"disableAllHooks": true}',
         ]
 
     def ensure_available(self) -> None:
@@ -185,14 +214,28 @@ class ClaudeBackend(_LLMBackend):
             raise BackendUnavailable(f"claude CLI not found ({why})")
 
     def complete(self, prompt: str) -> str:
-        proc = _run(self.argv(), prompt, self.settings.work_dir, self.settings.summarize.timeout_seconds, "claude")
+        proc = _run(
+            self.argv(),
+            prompt,
+            self.settings.work_dir,
+            self.settings.summarize.timeout_seconds,
+            "claude",
+        )
         stdout = proc.stdout.decode("utf-8", errors="replace")
         result = _parse_result(stdout)
         if proc.returncode != 0:
-            detail = (result or {}).get("result") or proc.stderr.decode("utf-8", errors="replace") or stdout
-            raise SummarizeError(f"claude exited with {proc.returncode}: {_one_line(redact(str(detail))[0])}")
+            detail = (
+                (result or {}).get("result")
+                or proc.stderr.decode("utf-8", errors="replace")
+                or stdout
+            )
+            raise SummarizeError(
+                f"claude exited with {proc.returncode}: {_one_line(redact(str(detail))[0])}"
+            )
         if result is None:
-            raise SummarizeError(f"claude printed no JSON result: {_one_line(redact(stdout)[0]) or '(nothing)'}")
+            raise SummarizeError(
+                f"claude printed no JSON result: {_one_line(redact(stdout)[0]) or '(nothing)'}"
+            )
         if result.get("is_error") or result.get("subtype") not in (None, "success"):
             detail = result.get("result") or result.get("subtype") or "error"
             raise SummarizeError(f"claude reported an error: {_one_line(redact(str(detail))[0])}")
@@ -213,7 +256,10 @@ def _parse_result(stdout: str) -> dict | None:
         except (ValueError, RecursionError):
             continue
         if isinstance(value, list):  # stream-style arrays: the result message is last
-            value = next((v for v in reversed(value) if isinstance(v, dict) and v.get("type") == "result"), None)
+            value = next(
+                (v for v in reversed(value) if isinstance(v, dict) and v.get("type") == "result"),
+                None,
+            )
         if isinstance(value, dict):
             return value
     return None
@@ -227,7 +273,8 @@ class CommandBackend(_LLMBackend):
         argv = shlex.split(command, posix=os.name != "nt") if command else []
         if not argv:
             raise BackendUnavailable(
-                "summarize backend 'command' needs [summarize] command = \"…\" in config.toml")
+                "summarize backend 'command' needs [summarize] command = \"…\" in config.toml"
+            )
         return argv
 
     def ensure_available(self) -> None:
@@ -237,10 +284,18 @@ class CommandBackend(_LLMBackend):
 
     def complete(self, prompt: str) -> str:
         argv = self._argv()
-        proc = _run(argv, prompt, self.settings.work_dir, self.settings.summarize.timeout_seconds, "summarize command")
+        proc = _run(
+            argv,
+            prompt,
+            self.settings.work_dir,
+            self.settings.summarize.timeout_seconds,
+            "summarize command",
+        )
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", errors="replace")
-            raise SummarizeError(f"command exited with {proc.returncode}: {_one_line(redact(err)[0]) or '(no stderr)'}")
+            raise SummarizeError(
+                f"command exited with {proc.returncode}: {_one_line(redact(err)[0]) or '(no stderr)'}"
+            )
         return proc.stdout.decode("utf-8", errors="replace")
 
 

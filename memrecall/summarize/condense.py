@@ -26,7 +26,14 @@ Redactor = Callable[[str], str]
 HUMAN_KEEP = 2500
 ASSISTANT_KEEP = 1200
 ERROR_KEEP = 200
-OUTPUT_KEEP = {"Bash": 160, "Agent": 700, "Task": 700, "WebFetch": 300, "WebSearch": 300, "TaskOutput": 200}
+OUTPUT_KEEP = {
+    "Bash": 160,
+    "Agent": 700,
+    "Task": 700,
+    "WebFetch": 300,
+    "WebSearch": 300,
+    "TaskOutput": 200,
+}
 
 
 @dataclass
@@ -117,7 +124,7 @@ def cap(text: str, limit: int) -> tuple[str, bool]:
     budget = max(limit - len(note) - 12, 200)
     head_budget = budget // 3
     head = text[:head_budget].rsplit("\n", 1)[0]
-    tail = text[-(budget - len(head)):]
+    tail = text[-(budget - len(head)) :]
     if "\n" in tail:
         tail = tail.split("\n", 1)[1]
     omitted = len(text) - len(head) - len(tail)
@@ -150,7 +157,9 @@ def chunk(text: str, size: int) -> list[str]:
     return pieces
 
 
-def condense(session: Session, max_input_chars: int, chunk_chars: int, language: str = "auto") -> Condensed:
+def condense(
+    session: Session, max_input_chars: int, chunk_chars: int, language: str = "auto"
+) -> Condensed:
     redacted: dict[str, str] = {}
 
     def remember(text: str) -> str:

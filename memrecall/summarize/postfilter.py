@@ -29,7 +29,10 @@ _REFUSAL = re.compile(
     r"I won't|申し訳|すみません|恐れ入りますが|お手伝いできません|できかねます)",
     re.I,
 )
-_TURN = re.compile(r"^\s*(?:\[(?:user|assistant)\]|(?:Human|Assistant|User|ユーザー|アシスタント)\s*[:：])", re.I | re.M)
+_TURN = re.compile(
+    r"^\s*(?:\[(?:user|assistant)\]|(?:Human|Assistant|User|ユーザー|アシスタント)\s*[:：])",
+    re.I | re.M,
+)
 _URL = re.compile(r"https?://[^\s<>\"'`)\]]+")
 _LINK = re.compile(r"\[\[([^\[\]|]+?)(?:\|[^\[\]]*)?\]\]")
 
@@ -99,7 +102,11 @@ def postfilter(text: str, session: Session, language: str) -> Summary:
         if line.startswith("## "):
             blocks.append((line[3:].strip(), []))
         elif re.match(r"^\s*keywords\s*[:：]", line, re.I):
-            tail_keywords = [k.strip() for k in re.split(r"[,、，]", line.split(":", 1)[-1].split("：", 1)[-1]) if k.strip()]
+            tail_keywords = [
+                k.strip()
+                for k in re.split(r"[,、，]", line.split(":", 1)[-1].split("：", 1)[-1])
+                if k.strip()
+            ]
         elif blocks:
             blocks[-1][1].append(line)
     by_name = {_canon(h): lines for h, lines in blocks}
@@ -172,8 +179,9 @@ def postfilter(text: str, session: Session, language: str) -> Summary:
         raise Rejected(f"section {names[0]} is empty")
     body, title = redact(body)[0], redact(title)[0]
     tags = [redact(t)[0] for t in tags]
-    return Summary(title=title, body=body, tags=tags, keywords=tail_keywords, files=files,
-                   dropped=dropped)
+    return Summary(
+        title=title, body=body, tags=tags, keywords=tail_keywords, files=files, dropped=dropped
+    )
 
 
 def _canon(name: str) -> str:

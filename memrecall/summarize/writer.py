@@ -113,7 +113,7 @@ def is_pristine(text: str) -> bool:
     found = _CHECKSUM_LINE.search(text)
     if not found:
         return False
-    without = text[: found.start()] + text[found.end():]
+    without = text[: found.start()] + text[found.end() :]
     return _digest(without) == found.group(1)
 
 
