@@ -216,7 +216,9 @@ def _safe_fields(hit: Hit) -> _Fields:
     )
 
 
-def _render_hit(index: int, hit: Hit, fields: _Fields, lines: int, width: int) -> str:
+def _render_hit(
+    index: int, hit: Hit, fields: _Fields, lines: int, width: int, stale: list[str] | None = None
+) -> str:
     # Every stored field sits on one line after a fixed prefix the renderer wrote, so no
     # stored text starts a line, and none holds a `<` a prefix's `>` could complete.
     head = f"[{index}] {hit.store} · {hit.date_label()} · {cut(fields.title, width)}"
@@ -229,11 +231,15 @@ def _render_hit(index: int, hit: Hit, fields: _Fields, lines: int, width: int) -
     if fields.close_reason:
         # What a closed issue concluded is what a reader needs first.
         body.append(f"    closed: {cut(fields.close_reason, width)}")
+    # Files the memory names that the project changed since (staleness.py): verify first.
+    body += [f"    stale: {cut(line, width)}" for line in stale or []]
     body += [f"    > {cut(text, width)}" for text in fields.lines[:lines]]
     return "\n".join(body)
 
 
-def fit_context(hits: list[Hit], budget: int, template: str) -> tuple[str | None, list[Hit]]:
+def fit_context(
+    hits: list[Hit], budget: int, template: str, stale: dict[str, list[str]] | None = None
+) -> tuple[str | None, list[Hit]]:
     """The context for as many hits as fit in `budget` characters, and the hits it shows.
 
     Detail goes before memories: the first level at which every hit fits wins. A hit too
@@ -241,13 +247,17 @@ def fit_context(hits: list[Hit], budget: int, template: str) -> tuple[str | None
     level that shows the most hits (the more detailed on a tie) wins. Only the hits
     returned were shown: the caller records those, and no others, as injected.
     """
+    from .sanitize import quoted
+
     fields = [_safe_fields(hit) for hit in hits]
+    # The paths come from the memory's text: made safe like every stored field.
+    warnings = {key: [quoted(line) for line in lines] for key, lines in (stale or {}).items()}
     best: tuple[str | None, list[Hit]] = (None, [])
     for lines, width in _LEVELS:
         shown: list[Hit] = []
         blocks: list[str] = []
         for hit, safe in zip(hits, fields):
-            block = _render_hit(len(shown) + 1, hit, safe, lines, width)
+            block = _render_hit(len(shown) + 1, hit, safe, lines, width, warnings.get(hit.key))
             if len(_fill(template, blocks + [block])) <= budget:
                 shown.append(hit)
                 blocks.append(block)
@@ -381,8 +391,15 @@ def recall(
     with open_session(settings.state_dir, hook.session_id, timeout=min(0.5, remaining)) as state:
         gate = advance(state, outcome.hits, cfg.threshold, cfg.decay, cfg.max_hits, shape, generic)
         chosen, context, shown = gate.chosen, None, list[Hit]()
+        stale: dict[str, list[str]] = {}
+        if chosen and hook.cwd:
+            from .staleness import check, rerank
+
+            # Only the memories about to be injected, within what the deadline leaves.
+            stale = check(chosen, hook.cwd, deadline)
+            chosen = rerank(chosen, stale)
         if chosen:
-            context, shown = fit_context(chosen, cfg.budget_chars, template("context.md"))
+            context, shown = fit_context(chosen, cfg.budget_chars, template("context.md"), stale)
         # Only what the context shows is injected: a hit the budget left out stays eligible.
         state.record_injected(shown)
 
@@ -416,6 +433,9 @@ def recall(
                 for h in shown
             ],
         )
+        warned = {h.key: stale[h.key] for h in shown if h.key in stale}
+        if warned:
+            log["stale"] = warned
         return RecallResult(context, log)
     if chosen:
         # Strong enough to inject, too big to fit: say so, or a user lowers the threshold.

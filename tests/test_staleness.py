@@ -172,3 +172,27 @@ def test_a_stale_memory_follows_a_fresher_one_on_the_same_topic_in_a_close_call(
     older.acc = 2.0
     assert [h.ref for h in rerank([older, other], stale)] == ["a.md", "c.md"]
     assert [h.ref for h in rerank([older, newer], {})] == ["a.md", "b.md"]
+
+
+def test_the_hook_says_so_in_the_injected_entry(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the recall core: the stale line is part of the memory's entry in the context
+    and the log names it; the same prompt from a project without those changes gets none."""
+    from memrecall.config import load_settings
+    from memrecall.recall import HookInput, recall
+
+    vault = tmp_path / "vault"
+    note(vault, "決済タイムアウト.md", "PAY-1234: the PSP timeout lives in internal/payment/client.go (7 s).")
+    for n in range(10):
+        note(vault, f"daily-{n}.md", "meetings")
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
+    monkeypatch.setenv("MEMRECALL_NOW", "2026-12-02T09:00:00+09:00")
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "regex")
+    result = recall(HookInput("s1", "PAY-1234 のタイムアウト何秒だっけ", cwd=str(repo)), load_settings(), deadline())
+    assert result.context is not None
+    block = result.context.split("[1] ")[1]
+    assert "    stale: `internal/payment/client.go` changed 2 times since this note\n" in block
+    assert list(result.log["stale"].values()) == [["`internal/payment/client.go` changed 2 times since this note"]]
+    elsewhere = tmp_path / "other-project"
+    elsewhere.mkdir()
+    result = recall(HookInput("s2", "PAY-1234 のタイムアウト何秒だっけ", cwd=str(elsewhere)), load_settings(), deadline())
+    assert result.context is not None and "stale:" not in result.context and "stale" not in result.log
