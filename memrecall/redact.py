@@ -1252,13 +1252,6 @@ def _active_rules(norm: str) -> tuple[list[_Rule], bool]:
     return active, long_run
 
 
-def could_hold_secret(text: str) -> bool:
-    """False only when no rule can match anywhere in `text` (no rule's trigger word, no long
-    token): then no part of it needs redacting either. The index stores this per document,
-    so the hook redacts only the hits that may hold something."""
-    return _could_hold_secret(text)
-
-
 def _could_hold_secret(text: str) -> bool:
     """Cheap necessary condition for any rule (or the entropy pass) to match `text`."""
     norm = normalise(text)[0]

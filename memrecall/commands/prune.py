@@ -107,7 +107,7 @@ def prune_command(
         raise MemrecallError(f"{len(result.errors)} files could not be pruned; the rest were")
 
 
-def _table(plan) -> None:  # type: ignore[no-untyped-def]
+def _table(plan) -> None:
     from rich.table import Table
 
     from ._io import console

@@ -118,7 +118,7 @@ def summarize_command(
         )
 
 
-def _refresh_index(settings) -> None:  # type: ignore[no-untyped-def]
+def _refresh_index(settings) -> None:
     """New summaries are findable by the next prompt, not after the next background refresh."""
     from ..index import refresh_if_present
 
@@ -133,7 +133,7 @@ def _refresh_index(settings) -> None:  # type: ignore[no-untyped-def]
         typer.echo(f"Note: {why}", err=True)
 
 
-def _with_progress(console, settings, options) -> "RunReport":  # type: ignore[no-untyped-def]
+def _with_progress(console, settings, options) -> "RunReport":
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from ..summarize.pipeline import run_summarize

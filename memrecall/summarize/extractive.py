@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Settings
 from ..redact import redact
-from ..transcripts import Session, ToolCall, cut_head
+from ..textcut import cut, one_line
+from ..transcripts import Session, ToolCall
 from .postfilter import NONE_LINE, SECTIONS, TITLE_MAX
 
 if TYPE_CHECKING:
@@ -130,21 +131,13 @@ _LOWER_WORD = re.compile(r"(?<![A-Za-z])[a-z]{4,}(?![A-Za-z])")
 _LINKABLE_IDENTIFIERS = frozenset({"ticket", "beads", "snake", "camel", "dotted", "kebab"})
 
 
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else cut_head(text, limit - 1).rstrip() + "…"
-
-
 def _sentences(text: str) -> list[str]:
     # Markdown list items are sentences of their own; table rows are not prose at all.
     text = text.replace("**", "").replace("\\n", "\n")
     parts = re.split(r"(?<=[。！？!?])\s*|(?<=\.)\s+|\n+", text)
     found = []
     for part in parts:
-        line = _one_line(part)
+        line = one_line(part)
         if line.count("|") >= 2:
             continue
         line = re.sub(r"^(?:[-*•#>]+\s*|\d+[.)]\s+)+", "", line).strip()
@@ -172,8 +165,8 @@ def request_line(text: str) -> str:
         return ""
     first, last = lines[0], lines[-1]
     if len(lines) > 2 and len(last) <= 100 and _ASK.search(last):
-        return _one_line(f"{_cut(first, 100)} … {last}")
-    return _one_line(first)
+        return one_line(f"{cut(first, 100, whole_tokens=True)} … {last}")
+    return one_line(first)
 
 
 def first_sentence(text: str) -> str:
@@ -217,10 +210,10 @@ def _requests(turns: list[_Turn]) -> list[str]:
     asked = asked or [t for t in turns if request_line(t.request)]
     lines: list[str] = []
     for turn in spread(asked, MAX_REQUESTS):
-        request = _cut(request_line(turn.request), 110)
+        request = cut(request_line(turn.request), 110, whole_tokens=True)
         closing = first_sentence(turn.replies[-1]) if turn.replies else ""
         room = BULLET_CHARS - len(request) - 5
-        line = f"- {request}" + (f" → {_cut(closing, room)}" if closing else "")
+        line = f"- {request}" + (f" → {cut(closing, room, whole_tokens=True)}" if closing else "")
         if line not in lines:
             lines.append(line)
     return lines
@@ -241,7 +234,7 @@ def _milestones(turns: list[_Turn], before: list[str], taken: str) -> list[str]:
             if not _MILESTONE.search(sentence):
                 continue
             seen.add(key)
-            found.append(f"- {_cut(sentence, BULLET_CHARS)}")
+            found.append(f"- {cut(sentence, BULLET_CHARS, whole_tokens=True)}")
     return spread(found, MAX_MILESTONES)
 
 
@@ -264,7 +257,7 @@ def _error_detail(text: str) -> str:
     """The line of an error output that names the error (a test run prints much before it)."""
     lines = [ln.strip() for ln in text.replace("\\n", "\n").splitlines() if ln.strip()]
     best = next((ln for ln in lines if _ERRORISH.search(ln)), lines[0] if lines else "")
-    return _one_line(best)
+    return one_line(best)
 
 
 def _errors(session: Session, language: str) -> list[str]:
@@ -291,12 +284,14 @@ def _errors(session: Session, language: str) -> list[str]:
         seen.add(key)
         code = _EXIT.match(text)
         detail = _error_detail(text[code.end() :] if code else text)
-        command = _cut(_one_line(_command_step(redact(call.command or "")[0])), 60)
+        command = cut(one_line(_command_step(redact(call.command or "")[0])), 60, whole_tokens=True)
         exit_note = f" (exit {code.group(1)})" if code else ""
         is_fixed = later_ok.get(key, -1) > position.get(id(call), 0)
         line = f"- {labels['error']} `{command}`{exit_note}: "
         suffix = labels["fixed"] if is_fixed else ""
-        line += _cut(detail, max(BULLET_CHARS - len(line) - len(suffix), 40)) + suffix
+        line += (
+            cut(detail, max(BULLET_CHARS - len(line) - len(suffix), 40), whole_tokens=True) + suffix
+        )
         (fixed if is_fixed else open_).append(line)
     return spread(fixed, MAX_ERRORS) + spread(open_, MAX_ERRORS - min(len(fixed), MAX_ERRORS))
 
@@ -309,7 +304,7 @@ def _decisions(texts: list[str]) -> list[str]:
                 continue
             if _NARRATION.search(sentence) or sentence.endswith(("?", "？")):
                 continue  # a plan or a question settles nothing
-            line = f"- {_cut(sentence, 160)}"
+            line = f"- {cut(sentence, 160, whole_tokens=True)}"
             if line not in found:
                 found.append(line)
     # Spread, the last always kept: later statements settle what earlier ones proposed.
@@ -475,11 +470,11 @@ class ExtractiveBackend:
 
         first_request = request_line(humans[0]) if humans else ""
         title = redact(s.title_hint())[0] or first_request or s.session_id[:8]
-        title = _cut(_one_line(title), TITLE_MAX[lang])
+        title = cut(one_line(title), TITLE_MAX[lang], whole_tokens=True)
         last = first_sentence(assistants[-1]) if assistants else ""
-        overview = _cut(first_request, 160)
+        overview = cut(first_request, 160, whole_tokens=True)
         if last and last != first_request:
-            overview += f" → {_cut(last, 160)}"
+            overview += f" → {cut(last, 160, whole_tokens=True)}"
 
         requests = _requests(turns)
         decisions = _decisions(humans + assistants)
