@@ -236,7 +236,8 @@ def _read_regular(path: Path) -> bytes | None:
             left -= len(chunk)
         if left <= 0:  # grew while being read
             raise MemrecallError(
-                f"{path} is larger than {SETTINGS_MAX_BYTES // (1024 * 1024)} MB; nothing was changed"
+                f"{path} is larger than {SETTINGS_MAX_BYTES // (1024 * 1024)} MB; "
+                "nothing was changed"
             )
         return b"".join(chunks)
     except OSError as exc:
@@ -270,7 +271,8 @@ def read_settings_file(path: Path) -> tuple[str | None, dict[str, Any]]:
         ) from None
     except ValueError as exc:  # NaN / Infinity: Python reads them, JSON (and Claude Code) does not
         raise MemrecallError(
-            f"{path} is not valid JSON ({exc} is not a JSON number); fix it first, nothing was changed"
+            f"{path} is not valid JSON ({exc} is not a JSON number); "
+            "fix it first, nothing was changed"
         ) from None
     except RecursionError:
         raise MemrecallError(

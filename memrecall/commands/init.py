@@ -93,7 +93,9 @@ def init_command(
         if diff:
             out(diff)
             err(
-                f"Dry run: {path} would be {'changed' if plan.old_text is not None else 'created'} as shown; nothing was written."
+                f"Dry run: {path} would be "
+                f"{'changed' if plan.old_text is not None else 'created'} as shown; "
+                "nothing was written."
             )
         else:
             err(f"Dry run: {path} needs no change ({_describe(plan.status)}); nothing was written.")
@@ -107,7 +109,8 @@ def init_command(
     if uninstall:
         if plan.status == "removed":
             err(
-                f"Removed the memrecall hook from {path} ({plan.removed} handler{'s' if plan.removed != 1 else ''})."
+                f"Removed the memrecall hook from {path} "
+                f"({plan.removed} handler{'s' if plan.removed != 1 else ''})."
             )
         elif not plan.theirs:
             err(f"No memrecall hook in {path}; nothing to remove.")
@@ -124,12 +127,14 @@ def init_command(
         err(f"The memrecall hook is already installed in {path}; nothing changed.")
     else:
         err(
-            f"{'Installed' if plan.status == 'installed' else 'Updated'} the memrecall hook in {path}: "
+            f"{'Installed' if plan.status == 'installed' else 'Updated'} "
+            f"the memrecall hook in {path}: "
             f"UserPromptSubmit → {plan.command} (timeout {timeout} s)."
         )
     if not uninstall and plan.status != "kept" and plan.theirs:
         err(
-            f"Your own command also runs memrecall, so each prompt is recalled twice: {plan.theirs[0]!r}"
+            "Your own command also runs memrecall, so each prompt is recalled twice: "
+            f"{plan.theirs[0]!r}"
         )
     if backup is not None:
         err(f"Backup of the previous file: {backup}")
@@ -150,7 +155,8 @@ def init_command(
         out(_with_wrapper(sched))
     if not uninstall and plan.status not in ("unchanged", "kept"):
         err(
-            "Claude Code picks the change up by itself; interactive sessions run hooks once the folder is trusted."
+            "Claude Code picks the change up by itself; "
+            "interactive sessions run hooks once the folder is trusted."
         )
 
 

@@ -65,7 +65,8 @@ def resolve_files(location: Path, warnings: list[str] | None = None) -> list[Pat
         if not _inside(candidate, folder):
             if warnings is not None:
                 warnings.append(
-                    f"{folder / 'metadata.json'}: jsonl_export {named!r} points outside {folder}; ignored"
+                    f"{folder / 'metadata.json'}: jsonl_export {named!r} "
+                    f"points outside {folder}; ignored"
                 )
         elif candidate.is_file():
             return [candidate]

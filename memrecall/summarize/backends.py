@@ -42,12 +42,21 @@ _NESTED_ENV = (
 )
 
 PART_NOTE = {
-    "ja": "これは1つのセッションを {n} 分割したうちの {i} 番目です。この部分だけを同じ形式で要約してください。",
+    "ja": (
+        "これは1つのセッションを {n} 分割したうちの {i} 番目です。"
+        "この部分だけを同じ形式で要約してください。"
+    ),
     "en": "This is part {i} of {n} of one session. Summarize just this part, in the same format.",
 }
 MERGE_NOTE = {
-    "ja": "<transcript> は1つのセッションを分割して要約したものです。これらを1つの要約に統合してください。",
-    "en": "The <transcript> holds summaries of consecutive parts of one session. Merge them into one summary.",
+    "ja": (
+        "<transcript> は1つのセッションを分割して要約したものです。"
+        "これらを1つの要約に統合してください。"
+    ),
+    "en": (
+        "The <transcript> holds summaries of consecutive parts of one session. "
+        "Merge them into one summary."
+    ),
 }
 
 
@@ -294,7 +303,8 @@ class CommandBackend(_LLMBackend):
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", errors="replace")
             raise SummarizeError(
-                f"command exited with {proc.returncode}: {_one_line(redact(err)[0]) or '(no stderr)'}"
+                f"command exited with {proc.returncode}: "
+                f"{_one_line(redact(err)[0]) or '(no stderr)'}"
             )
         return proc.stdout.decode("utf-8", errors="replace")
 

@@ -8,8 +8,9 @@ api-request records, isMeta lines, compaction summaries) or is stripped here
 (`<system-reminder>`, `<memrecall-context>`, `<private>`).
 
 Redaction runs on each event's whole text before anything is cut (a key cut in half no longer
-looks like a key to any detector), and every cut backs off to a token boundary. Long sessions are capped at `max_input_chars` (head + tail, with a note of what was
-left out) and then split into chunks of at most `chunk_chars`: never sent whole.
+looks like a key to any detector), and every cut backs off to a token boundary. Long sessions
+are capped at `max_input_chars` (head + tail, with a note of what was left out) and then split
+into chunks of at most `chunk_chars`: never sent whole.
 """
 
 from __future__ import annotations
