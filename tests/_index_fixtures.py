@@ -30,7 +30,8 @@ def summary(root: Path, day: str, sid: str, title: str, body: str, tags: str = "
     path = root / day[:4] / day[5:7] / f"{day}-{sid}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
-        f"---\ntitle: {title}\ndate: {day}T10:00:00+09:00\nsession_id: {sid}-0000-4000-8000-000000000000\n"
+        f"---\ntitle: {title}\ndate: {day}T10:00:00+09:00\n"
+        f"session_id: {sid}-0000-4000-8000-000000000000\n"
         f"project: shop\ngit_branch: main\ntags: {tags}\n---\n## {title}\n{body}\n",
         encoding="utf-8",
     )
@@ -98,7 +99,8 @@ def build_stores(
     note(
         vault,
         "notes/在庫同期バッチ.md",
-        "---\ntags: [inventory]\n---\n# 在庫同期バッチ\n在庫同期バッチで SKU が二重に加算されるバグがあった。\n"
+        "---\ntags: [inventory]\n---\n# 在庫同期バッチ\n"
+        "在庫同期バッチで SKU が二重に加算されるバグがあった。\n"
         "原因は `sync_inventory_batch` のリトライ。\n",
     )
     note(

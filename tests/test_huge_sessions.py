@@ -286,7 +286,10 @@ def _long_run() -> list[dict[str, object]]:
                 {
                     "bash": "go test ./internal/inventory/...",
                     "error": True,
-                    "out": "Exit code 1\n--- FAIL: TestDiffSync (0.01s)\n    sync_test.go:42: want 3 got 2",
+                    "out": (
+                        "Exit code 1\n--- FAIL: TestDiffSync (0.01s)\n"
+                        "    sync_test.go:42: want 3 got 2"
+                    ),
                 }
             )
             steps.append({"say": "境界条件のバグを直しました。"})

@@ -332,7 +332,8 @@ def test_an_edited_note_is_refreshed_alone_and_its_new_text_replaces_the_old(
     assert "notes/Kafka consumer lag.md" in _refs("partition change")
     _edit(
         kafka,
-        "# Kafka consumer lag\nA rebalance storm stalled the orders consumer; 再平衡が原因だった。\n",
+        "# Kafka consumer lag\n"
+        "A rebalance storm stalled the orders consumer; 再平衡が原因だった。\n",
     )
     report = _build()
     assert (report.mode, report.updated, report.added, report.removed) == ("refresh", 1, 0, 0)

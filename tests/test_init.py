@@ -113,7 +113,8 @@ def test_leaves_other_commands_alone(command: str) -> None:
     ],
 )
 def test_our_entry_is_recognised_wherever_memrecall_is_installed(path: str, platform: str) -> None:
-    """Quoting makes any install path plain words: init can always update and remove its own entry."""
+    """Quoting makes any install path plain words: init can always update and remove its
+    own entry."""
     from memrecall.install import command_line, hook_argv
 
     assert hook_argv(command_line([path, "recall"], platform)) == [path, "recall"]
@@ -147,7 +148,8 @@ def test_missing_file_is_created(settings_file: Path, capsys: pytest.CaptureFixt
         "hooks": {"UserPromptSubmit": [{"hooks": [ours()]}]}
     }
     assert err.splitlines()[0] == (
-        f"Installed the memrecall hook in {settings_file}: UserPromptSubmit → {hook_command()} (timeout 10 s)."
+        f"Installed the memrecall hook in {settings_file}: "
+        f"UserPromptSubmit → {hook_command()} (timeout 10 s)."
     )
     assert "# memrecall daily" in out  # the cron line is printed for copying
     assert backups(settings_file) == []
@@ -254,11 +256,13 @@ def test_a_stale_path_is_updated_in_place(
     [
         (
             '{"hooks": {',
-            "is not valid JSON (line 1, column 12: Expecting property name enclosed in double quotes)",
+            "is not valid JSON "
+            "(line 1, column 12: Expecting property name enclosed in double quotes)",
         ),
         (
             '{"a": 1,}',
-            "is not valid JSON (line 1, column 9: Expecting property name enclosed in double quotes)",
+            "is not valid JSON "
+            "(line 1, column 9: Expecting property name enclosed in double quotes)",
         ),
         ("[1, 2]", "does not hold a JSON object"),
         ('{"hooks": []}', '"hooks" is not an object'),
@@ -442,8 +446,8 @@ def test_uninstall_removes_our_entry_and_keeps_the_users_own(
     code, _, err = run(capsys, "init")
     assert code == 0 and err.startswith("Updated the memrecall hook")
     assert (
-        "Your own command also runs memrecall, so each prompt is recalled twice: 'nice -n 5 memrecall recall'"
-        in err
+        "Your own command also runs memrecall, so each prompt is recalled twice: "
+        "'nice -n 5 memrecall recall'" in err
     )
     groups = json.loads(settings_file.read_text(encoding="utf-8"))["hooks"]["UserPromptSubmit"]
     assert groups == [{"hooks": [ours(), mine]}]
@@ -507,9 +511,9 @@ def test_non_json_constants_are_refused_untouched(
     settings_file.write_text(text, encoding="utf-8")
     code, out, err = run(capsys, "init")
     assert code == 1 and out == "" and err.count("\n") == 1
-    assert (
-        err
-        == f"Error: {settings_file} is not valid JSON ({literal} is not a JSON number); fix it first, nothing was changed\n"
+    assert err == (
+        f"Error: {settings_file} is not valid JSON ({literal} is not a JSON number); "
+        "fix it first, nothing was changed\n"
     )
     assert settings_file.read_text(encoding="utf-8") == text and backups(settings_file) == []
 
@@ -880,7 +884,8 @@ def test_schedule_for_another_platform_only_prints(
     code, out, err = run(capsys, "init", "--schedule", "--platform", other)
     assert code == 2
     assert err.endswith(
-        f"Error: --schedule installs only for this machine ({current_platform()}); --platform {other} just prints\n"
+        f"Error: --schedule installs only for this machine ({current_platform()}); "
+        f"--platform {other} just prints\n"
     )
     assert not settings_file.exists()  # refused before anything was written
     code, out, _ = run(capsys, "init", "--platform", other, "--dry-run", "--schedule")
@@ -896,7 +901,9 @@ def fake_crontab(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script.write_text(
         "#!/bin/sh\n"
         f'TABLE="{table}"\n'
-        'if [ "$1" = "-l" ]; then [ -f "$TABLE" ] || { echo "no crontab for $USER" >&2; exit 1; }; cat "$TABLE"; exit 0; fi\n'
+        'if [ "$1" = "-l" ]; then '
+        '[ -f "$TABLE" ] || { echo "no crontab for $USER" >&2; exit 1; }; '
+        'cat "$TABLE"; exit 0; fi\n'
         'if [ "$1" = "-" ]; then cat > "$TABLE"; exit 0; fi\n'
         "exit 2\n",
         encoding="utf-8",

@@ -512,8 +512,8 @@ def test_cli_exit_codes_and_messages(
     assert run_app(["summarize", "--backend", "command"]) == 1
     err = capsys.readouterr().err
     assert (
-        f"failed {sid(1)}: command exited with 3: model overloaded (attempt 1/3, will retry next run)"
-        in err
+        f"failed {sid(1)}: command exited with 3: "
+        "model overloaded (attempt 1/3, will retry next run)" in err
     )
     assert err.rstrip().splitlines()[-1].startswith("Error: 1 session failed (run record: ")
 
@@ -689,7 +689,8 @@ def test_frontmatter_fields_are_redacted(
         program.write_text(
             "import sys\nsys.stdin.read()\n"
             f"print('## Deploy {key}\\nx\\n## 何をしてた\\n- did\\n## 決まったこと\\n- (none)\\n"
-            f"## 触ったファイル\\n- {cwd}/internal/payment/client.go\\n## 添付ファイル・URL\\n- (none)\\n"
+            f"## 触ったファイル\\n- {cwd}/internal/payment/client.go\\n"
+            "## 添付ファイル・URL\\n- (none)\\n"
             f"## 出てきた話題\\n[[{key}]] [[{aws}]]')\n",
             encoding="utf-8",
         )
@@ -742,7 +743,10 @@ def test_corpus_end_to_end_extractive(corpus: Path, env: dict[str, Path]) -> Non
 TOPIC_TURNS = [
     (
         "PAY-1234 の件、before と after を確認して。retry_count と PaymentGateway をまず確認",
-        "確認しました。retry_count は 3、PaymentGateway は Stripe を呼んでいます。before の値も確認済みです。",
+        (
+            "確認しました。retry_count は 3、PaymentGateway は Stripe を呼んでいます。"
+            "before の値も確認済みです。"
+        ),
         "Read",
     ),
     (
@@ -752,7 +756,10 @@ TOPIC_TURNS = [
     ),
     (
         "じゃあ PAY-1234 は retry_count を 2 にする方針で確定。Stripe 側の在庫同期も同じで",
-        "了解しました。PAY-1234 は retry_count 2 で確定です。Before merging, I will create the parallel commands.",
+        (
+            "了解しました。PAY-1234 は retry_count 2 で確定です。"
+            "Before merging, I will create the parallel commands."
+        ),
         None,
     ),
 ]

@@ -177,7 +177,8 @@ def test_subagents_and_compaction_agents_flagged_in_all_layouts(corpus: Path) ->
         assert not session.human_turns or session.is_agent_file
     assert parse_session(
         root
-        / "spotter/test/fixtures/transcripts/ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/agent-acompact-946d2b.jsonl"
+        / "spotter/test/fixtures/transcripts/ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+        / "subagents/agent-acompact-946d2b.jsonl"
     ).is_compaction_agent
     # Inline sidechains (2025 layout): counted, never turned into events of the parent.
     inline = parse_session(corpus / f"{VIEWER}/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")
@@ -228,7 +229,10 @@ def test_every_file_path_in_tool_inputs_is_kept(corpus: Path) -> None:
 
 
 def test_strip_injections() -> None:
-    text = "a <system-reminder>x\ny</system-reminder> b <memrecall-context>old memory</memrecall-context> c <private>pw</private> d"
+    text = (
+        "a <system-reminder>x\ny</system-reminder> "
+        "b <memrecall-context>old memory</memrecall-context> c <private>pw</private> d"
+    )
     assert strip_injections(text) == "a  b  c  d"
     assert strip_injections("keep <memrecall-context>unterminated") == "keep"
 
