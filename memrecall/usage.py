@@ -656,25 +656,25 @@ def _novel_weight(phrase: str, avoid: str) -> int:
 
 def _text_evidence(item: dict[str, Any], block: str, prompt: str, window: _Window, by_id: bool) -> str | None:
     ref = str(item.get("ref", ""))
-    names: list[tuple[str, str]] = []
+    names: list[tuple[str, str, str]] = []  # (what, normalized, as the memory spells it)
     if by_id:
-        names.append(("id", normalize(ref)))
+        names.append(("id", normalize(ref), ref))
     else:
-        stem = normalize(os.path.splitext(os.path.basename(ref))[0])
-        if weight(stem) >= NAME_WEIGHT:
-            names.append(("file name", stem))
-    title = normalize(str(item.get("title", "")))
-    if weight(title) >= NAME_WEIGHT:
-        names.append(("title", title))
+        stem = os.path.splitext(os.path.basename(ref))[0]
+        if weight(normalize(stem)) >= NAME_WEIGHT:
+            names.append(("file name", normalize(stem), stem))
+    title = str(item.get("title", ""))
+    if weight(normalize(title)) >= NAME_WEIGHT:
+        names.append(("title", normalize(title), title))
     # The lines quoted from the memory, without the renderer's own words.
     quoted = normalize("\n".join(
         line for line in block.splitlines()
         if not line.strip().startswith(("matched:", "closed:")) and not _ITEM_HEAD.match(line)
     ))
     for text, who in window.texts:
-        for what, name in names:
+        for what, name, spelled in names:
             if name and name not in prompt and _named(name, text):
-                return _short(f"names its {what} “{name}”") + _who(who)
+                return _short(f"names its {what} “{spelled}”") + _who(who)
         phrase = shared_phrase(quoted, text, prompt) if quoted else ""
         if phrase:
             return _short(f"quotes “{phrase}”") + _who(who)
