@@ -31,9 +31,20 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.e2e.support import (  # noqa: E402
-    BEADS_FACT, PAYMENT_FACT, WEBHOOK_FACT, FakeAnthropic, Interactive, Rule, Workspace, claude_binary,
-    install_hook, main_transcripts, make_workspace, memrecall_binary, run_headless,
+from tests.e2e.support import (
+    BEADS_FACT,
+    PAYMENT_FACT,
+    WEBHOOK_FACT,
+    FakeAnthropic,
+    Interactive,
+    Rule,
+    Workspace,
+    claude_binary,
+    install_hook,
+    main_transcripts,
+    make_workspace,
+    memrecall_binary,
+    run_headless,
 )
 
 NOTE = "設計/決済タイムアウト.md"
@@ -117,6 +128,7 @@ def memrecall(ws: Workspace, *args: str) -> Any:
     env.pop("CLAUDE_CONFIG_DIR", None)
     env.pop("MEMRECALL_CLAUDE_PROJECTS", None)
     proc = subprocess.run([str(memrecall_binary()), *args], capture_output=True, text=True, env=env,
+                          check=False,
                           timeout=300, stdin=subprocess.DEVNULL)
     if proc.returncode != 0:
         raise RuntimeError(f"memrecall {' '.join(args)} failed: {proc.stderr}")

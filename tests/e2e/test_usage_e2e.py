@@ -10,7 +10,15 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from .support import FakeAnthropic, Rule, Workspace, main_transcripts, memrecall_binary, records, run_headless
+from .support import (
+    FakeAnthropic,
+    Rule,
+    Workspace,
+    main_transcripts,
+    memrecall_binary,
+    records,
+    run_headless,
+)
 
 PAY_PROMPT = "PAY-1234 のタイムアウト何秒だっけ"
 NOTE = "設計/決済タイムアウト.md"
