@@ -18,6 +18,7 @@ init neither rewrites nor removes it, and adds no second hook beside it.
 from __future__ import annotations
 
 import difflib
+import glob
 import json
 import os
 import plistlib
@@ -443,15 +444,27 @@ def plan_init(
 
 
 def _free(path: Path) -> Path:
-    """`path`, else `path.1`, `path.2` …: a backup never replaces an older one."""
-    from .atomic import free_name
+    """`path`, else the next `path.N` after every one beside it: a backup never replaces an
+    older one, and numbers only grow, so a name freed by pruning older backups is never
+    handed to a newer one (which would then sort as the oldest of its second)."""
+    from itertools import islice
 
-    if not os.path.lexists(path):
+    from .atomic import numbered
+
+    prefix = path.name + "."
+    taken = [0]
+    for sibling in path.parent.glob(glob.escape(prefix) + "*"):
+        number = sibling.name[len(prefix) :]
+        if number.isdigit():
+            taken.append(int(number))
+    if max(taken) == 0 and not os.path.lexists(path):
         return path
-    try:
-        return free_name(path, keep_suffix=False)
-    except FileExistsError:
-        raise MemrecallError(f"too many backups next to {path}") from None
+    # Not `path` itself even when pruning freed it: numbered names follow it.
+    names = islice(numbered(path, first=max(taken) + 1, keep_suffix=False), 1, None)
+    free = next((name for name in names if not os.path.lexists(name)), None)
+    if free is None:
+        raise MemrecallError(f"too many backups next to {path}")
+    return free
 
 
 def apply_init(plan: InitPlan, stamp: datetime | None = None) -> Path | None:

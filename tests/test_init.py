@@ -750,6 +750,29 @@ def test_only_the_last_backups_are_kept_and_the_users_own_files_stay(
     assert (folder / "settings.json.memrecall-backup-20200102-000000.7").is_dir()
 
 
+def test_backups_made_within_one_second_keep_their_order_after_pruning(tmp_path: Path) -> None:
+    """Pruning frees the oldest names of a second; a newer backup never takes one of them
+    (it would then sort as the oldest and be the next to go)."""
+    from datetime import datetime
+
+    from memrecall.install import apply_init, plan_init, read_settings_file
+
+    target = tmp_path / "settings.json"
+    same_second = datetime(2026, 12, 4, 15, 1, 1)
+    before = []
+    for n in range(7):
+        target.write_text(json.dumps({"run": n}) + "\n", encoding="utf-8")
+        before.append(target.read_text(encoding="utf-8"))
+        assert apply_init(plan_init(target, "memrecall recall"), stamp=same_second) is not None
+        assert read_settings_file(target)[1]["run"] == n
+    stamp = "settings.json.memrecall-backup-20261204-150101"
+    kept = sorted(
+        (p for p in tmp_path.iterdir() if p.name.startswith(stamp)),
+        key=lambda p: int(p.name[len(stamp) + 1 :] or 0),
+    )
+    assert [p.read_text(encoding="utf-8") for p in kept] == before[-3:]
+
+
 # --- schedule -----------------------------------------------------------------------------
 
 
