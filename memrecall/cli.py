@@ -80,9 +80,10 @@ def _register_commands() -> None:
     global _registered
     if _registered:
         return
-    from .commands import register_all
+    from .commands import register_all, team
 
     register_all(app)
+    team.register(app)
     _registered = True
 
 

@@ -586,6 +586,32 @@ def check_index(settings: Settings) -> list[Check]:
     return checks
 
 
+def check_team(settings: Settings) -> list[Check]:
+    """Team memory: the clone is there and the last sync (state/team-sync.json) went through."""
+    from .team import read_state
+
+    if not settings.team.repo:
+        return [Check("team", OK, "not set up (memrecall team init REPO shares memories)")]
+    if not (settings.team_dir / ".git").is_dir():
+        return [Check("team", FAIL, f"no team clone at {settings.team_dir}",
+                      f"memrecall team init {settings.team.repo}")]
+    last = read_state(settings)
+    if not last:
+        return [Check("team", WARN, f"{settings.team.repo}: never synced", "memrecall team sync")]
+    when = last.get("finished") or last.get("started")
+    if not last.get("ok"):
+        good = f"; last good sync {last['last_ok']}" if last.get("last_ok") else ""
+        return [Check("team", WARN, f"sync at {when} failed: {last.get('problem')}{good}"[:400],
+                      "memrecall team sync (see logs/team-sync.log); the next sync retries")]
+    age = _age_days(when, settings.now)
+    where = f"pull request {last['pr']}" if last.get("pr") else f"branch {last.get('branch')}"
+    detail = f"{last.get('person')} → {where}; last sync {when}"
+    if age is not None and age > 7:
+        return [Check("team", WARN, f"{detail} ({age:.0f} days ago)",
+                      "memrecall team sync --background as a Stop hook (README \"Team memory\")")]
+    return [Check("team", OK, detail)]
+
+
 def run_checks(settings: Settings, project: bool = False) -> list[Check]:
     checks: list[Check] = []
     checks += _timed(lambda: check_config(settings), "config")
@@ -598,6 +624,7 @@ def run_checks(settings: Settings, project: bool = False) -> list[Check]:
     checks += _timed(lambda: check_claude(settings), "claude CLI")
     checks += _timed(lambda: check_summarize(settings), "summarize")
     checks += _timed(lambda: check_sizes(settings), "disk use")
+    checks += _timed(lambda: check_team(settings), "team")
     return checks
 
 
