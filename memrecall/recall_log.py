@@ -47,7 +47,9 @@ def read_entries(logs_dir: Path, since: datetime | None = None) -> Iterator[dict
         yield entry
 
 
-def read_numbered(logs_dir: Path, since: datetime | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+def read_numbered(
+    logs_dir: Path, since: datetime | None = None
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """`read_entries` with each entry's id, `<file stem>:<line number>`: logs are only ever
     appended to (and deleted whole by prune), so an id names one hook run for good, even
     when `MEMRECALL_NOW` gives every run the same time."""

@@ -42,7 +42,9 @@ HEAD_BYTES = 16384
 
 # A relative path with at least one folder and a file extension (`internal/payment/client.go`,
 # `src/決済/client.ts`); not inside a URL or an absolute path, which start with `/`.
-_RELATIVE = re.compile(r"(?<![\w/.:@~-])(?:\./)?((?:[\w@.-]+/)+[\w@.-]*\w\.[A-Za-z0-9]{1,10})(?![\w/-])")
+_RELATIVE = re.compile(
+    r"(?<![\w/.:@~-])(?:\./)?((?:[\w@.-]+/)+[\w@.-]*\w\.[A-Za-z0-9]{1,10})(?![\w/-])"
+)
 _ABSOLUTE = re.compile(r"(?<![\w/.:~-])(/(?:[\w@.-]+/)+[\w@.-]*\w\.[A-Za-z0-9]{1,10})(?![\w/-])")
 
 
@@ -68,7 +70,9 @@ class Change:
         if self.status == "deleted":
             return f"`{self.path}` was deleted since {noun}"
         if self.status == "modified" and self.modified is not None:
-            return f"`{self.path}` was modified since {noun} (on {self.modified.date().isoformat()})"
+            return (
+                f"`{self.path}` was modified since {noun} (on {self.modified.date().isoformat()})"
+            )
         times = "once" if self.commits == 1 else f"{self.commits} times"
         return f"`{self.path}` changed {times} since {noun}"
 
@@ -100,7 +104,7 @@ def _relative(path: str, cwd: str) -> str | None:
         full = os.path.normpath(path)
         if not full.startswith(root + os.sep):
             return None
-        path = full[len(root) + 1:]
+        path = full[len(root) + 1 :]
     path = os.path.normpath(path)
     if path.startswith("..") or os.path.isabs(path) or path == ".":
         return None
@@ -114,7 +118,9 @@ def _named_paths(hit: Hit, cwd: str) -> list[str] | None:
 
     named: list[str] = []
     if rules_for(hit.store).by_id:
-        text = "\n".join([hit.title, hit.close_reason, hit.snippet, *(line for _, line in hit.lines)])
+        text = "\n".join(
+            [hit.title, hit.close_reason, hit.snippet, *(line for _, line in hit.lines)]
+        )
     else:
         from .stores.base import read_head
 
@@ -126,7 +132,11 @@ def _named_paths(hit: Hit, cwd: str) -> list[str] | None:
             except Exception:  # a broken frontmatter is no reason to lose the prompt
                 meta = {}
             recorded = meta.get("cwd")
-            if isinstance(recorded, str) and recorded.strip() and not _same_project(recorded.strip(), cwd):
+            if (
+                isinstance(recorded, str)
+                and recorded.strip()
+                and not _same_project(recorded.strip(), cwd)
+            ):
                 return None  # a summary of a session in another project: its paths are not ours
             named += as_list(meta.get("files"))
     named += [m.group(1) for m in _RELATIVE.finditer(text)]
@@ -148,19 +158,39 @@ def _git_top(cwd: str) -> Path | None:
     return None
 
 
-def _git_log(top: Path, cwd: str, paths: list[str], since: datetime,
-             timeout: float) -> dict[str, list[tuple[int, str, str]]] | None:
+def _git_log(
+    top: Path, cwd: str, paths: list[str], since: datetime, timeout: float
+) -> dict[str, list[tuple[int, str, str]]] | None:
     """Per path (as given): (commit time, status letter, new name) of each commit since
     `since` that touched it, newest first. None when git cannot answer in time."""
     prefix = os.path.relpath(cwd, top).replace(os.sep, "/")
     prefix = "" if prefix == "." else prefix + "/"
     specs = {prefix + p: p for p in paths}
-    args = ["git", "-C", str(top), "-c", "core.quotepath=false", "log", "-M", "--full-diff",
-            f"--since={since.isoformat()}", "--format=%x00%ct", "--name-status", "--", *specs]
+    args = [
+        "git",
+        "-C",
+        str(top),
+        "-c",
+        "core.quotepath=false",
+        "log",
+        "-M",
+        "--full-diff",
+        f"--since={since.isoformat()}",
+        "--format=%x00%ct",
+        "--name-status",
+        "--",
+        *specs,
+    ]
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     try:
-        proc = subprocess.run(args, capture_output=True, timeout=timeout, env=env,
-                              stdin=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(
+            args,
+            capture_output=True,
+            timeout=timeout,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except FileNotFoundError:
         raise _NoGit from None
     except (OSError, subprocess.SubprocessError):
@@ -180,7 +210,7 @@ def _git_log(top: Path, cwd: str, paths: list[str], since: datetime,
                 continue
             status, old = parts[0][0], parts[1]
             if old in specs:
-                new = parts[2][len(prefix):] if status in "RC" and len(parts) > 2 else ""
+                new = parts[2][len(prefix) :] if status in "RC" and len(parts) > 2 else ""
                 found.setdefault(specs[old], []).append((stamp, status, new))
     return found
 
@@ -253,7 +283,7 @@ def _check(hits: list[Hit], cwd: str, deadline: float) -> dict[str, list[str]]:
         try:
             log = _git_log(top, cwd, paths, min(m.since for m in memories), timeout)
         except _NoGit:
-            log = None  # no git on PATH: the files' modification times answer, as outside a repository
+            log = None  # no git on PATH: modification times answer, as outside a repository
         else:
             if log is None:
                 return {}  # git slow or failing: say nothing rather than guess
@@ -278,8 +308,11 @@ def rerank(hits: list[Hit], stale: dict[str, list[str]]) -> list[Hit]:
 
     def fresher_exists(hit: Hit) -> bool:
         return any(
-            other is not hit and other.date is not None and hit.date is not None
-            and other.date > hit.date and bool(topics(other) & topics(hit))
+            other is not hit
+            and other.date is not None
+            and hit.date is not None
+            and other.date > hit.date
+            and bool(topics(other) & topics(hit))
             for other in hits
         )
 

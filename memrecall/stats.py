@@ -114,11 +114,18 @@ class Stats:
                 "p95": percentile(self.elapsed, 0.95),
                 "max": max(self.elapsed) if self.elapsed else None,
             },
-            "injected_chars_avg": (sum(self.injected_chars) / len(self.injected_chars)) if self.injected_chars else None,
-            "top_keywords": [{"keyword": k, "prompts": n} for k, n in self.keywords.most_common(top)],
+            "injected_chars_avg": (sum(self.injected_chars) / len(self.injected_chars))
+            if self.injected_chars
+            else None,
+            "top_keywords": [
+                {"keyword": k, "prompts": n} for k, n in self.keywords.most_common(top)
+            ],
             "top_memories": [
                 {
-                    "store": s, "ref": r, "title": self.titles.get((s, r), ""), "injected": n,
+                    "store": s,
+                    "ref": r,
+                    "title": self.titles.get((s, r), ""),
+                    "injected": n,
                     "used": self.use_by_memory.get((s, r), Counter())["used"],
                     "mentioned": self.use_by_memory.get((s, r), Counter())["mentioned"],
                 }
@@ -126,8 +133,10 @@ class Stats:
             ],
             "stores": {
                 name: {
-                    "searched": st.searched, "with_candidates": st.with_candidates,
-                    "injected": st.injected, "documents": st.documents,
+                    "searched": st.searched,
+                    "with_candidates": st.with_candidates,
+                    "injected": st.injected,
+                    "documents": st.documents,
                 }
                 for name, st in sorted(self.stores.items())
             },
@@ -137,15 +146,22 @@ class Stats:
             "use": {
                 **use_summary(self.use),
                 "by_store": {name: use_summary(c) for name, c in sorted(self.use_by_store.items())},
-                "by_reason": {name: use_summary(c) for name, c in sorted(self.use_by_reason.items())},
+                "by_reason": {
+                    name: use_summary(c) for name, c in sorted(self.use_by_reason.items())
+                },
                 "by_keyword": [
                     {"keyword": k, **use_summary(c)}
-                    for k, c in sorted(self.use_by_keyword.items(), key=lambda kv: (-sum(kv[1].values()), kv[0]))[:top]
+                    for k, c in sorted(
+                        self.use_by_keyword.items(), key=lambda kv: (-sum(kv[1].values()), kv[0])
+                    )[:top]
                 ],
                 "weekly": [
                     {
-                        "week": start.isoformat(), "prompts": week.prompts, "fired": week.fired,
-                        "fire_rate": self.rate(week.fired, week.prompts), **use_summary(week.verdicts),
+                        "week": start.isoformat(),
+                        "prompts": week.prompts,
+                        "fired": week.fired,
+                        "fire_rate": self.rate(week.fired, week.prompts),
+                        **use_summary(week.verdicts),
                     }
                     for start, week in sorted(self._filled_weeks().items())
                 ],
@@ -222,12 +238,16 @@ def compute(settings: Settings, since: datetime | None = None) -> Stats:
             row = verdicts.get((entry_id, key[0], key[1]))
             verdict = row.verdict if row is not None else "unknown"
             prefix = item_key(item) + ": "
-            reason = reason_kind(next((r[len(prefix):] for r in reasons if r.startswith(prefix)), ""))
+            reason = reason_kind(
+                next((r[len(prefix) :] for r in reasons if r.startswith(prefix)), "")
+            )
             stats.use[verdict] += 1
             stats.use_by_store.setdefault(key[0], Counter())[verdict] += 1
             stats.use_by_reason.setdefault(reason, Counter())[verdict] += 1
             stats.use_by_memory.setdefault(key, Counter())[verdict] += 1
-            for keyword in dict.fromkeys(m for m in item.get("matched") or [] if isinstance(m, str)):
+            for keyword in dict.fromkeys(
+                m for m in item.get("matched") or [] if isinstance(m, str)
+            ):
                 stats.use_by_keyword.setdefault(keyword, Counter())[verdict] += 1
             if week is not None:
                 week.verdicts[verdict] += 1

@@ -54,7 +54,10 @@ def effective_list(settings: Settings) -> list[StopwordEntry]:
     user = _file_words(settings.user_stopwords)
     user_keys = {normalize(w) for w in user}
     shipped_keys = {normalize(w) for w in shipped}
-    entries = [StopwordEntry(w, "shipped+user" if normalize(w) in user_keys else "shipped") for w in shipped]
+    entries = [
+        StopwordEntry(w, "shipped+user" if normalize(w) in user_keys else "shipped")
+        for w in shipped
+    ]
     entries += [StopwordEntry(w, "user") for w in user if normalize(w) not in shipped_keys]
     return entries
 
@@ -108,8 +111,9 @@ def add_words(settings: Settings, words: Iterable[str], today: datetime) -> AddR
                 )
             if existing and not existing.endswith("\n"):
                 existing += "\n"
-            block = f"{ADDED_MARK}{today.date().isoformat()} by `memrecall stopwords add`\n" + "".join(
-                w + "\n" for w in added
+            block = (
+                f"{ADDED_MARK}{today.date().isoformat()} by `memrecall stopwords add`\n"
+                + "".join(w + "\n" for w in added)
             )
             write_atomic(path, existing + block)
     return AddResult(path, added, already)
@@ -134,7 +138,8 @@ def remove_words(settings: Settings, words: Iterable[str]) -> tuple[Path, list[s
         keys = {normalize(w) for w in clean}
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         kept = [
-            line for line in lines
+            line
+            for line in lines
             if not line.split("#", 1)[0].strip() or normalize(line.split("#", 1)[0]) not in keys
         ]
         write_atomic(path, "\n".join(_drop_orphan_marks(kept)) + "\n")
@@ -154,6 +159,7 @@ def _drop_orphan_marks(lines: list[str]) -> list[str]:
 
 
 # --- suggestions ------------------------------------------------------------------------
+
 
 @dataclass
 class Suggestion:
@@ -237,7 +243,9 @@ def suggest(
                 df_sum[key] += docs
                 # Share of the documents in the stores that had any candidates at all.
                 total = sum(v for v in counts.values() if isinstance(v, (int, float)))
-                share_sum[key] = share_sum.get(key, 0.0) + (min(1.0, docs / total) if total else 0.0)
+                share_sum[key] = share_sum.get(key, 0.0) + (
+                    min(1.0, docs / total) if total else 0.0
+                )
         for item in injected:
             matched = [normalize(m) for m in item.get("matched") or [] if isinstance(m, str)]
             row = verdicts.get((entry_id, str(item.get("store", "?")), str(item.get("ref", "?"))))

@@ -57,9 +57,10 @@ HEAD_BYTES = 64 * 1024
 SCAN_LINE_MAX = 4 * 1024 * 1024
 # Inline subagent records of one main file kept for the parser (old layout only).
 SIDECHAIN_MAX_BYTES = 64 * 1024 * 1024
-# The log's time is when the hook finished; its prompt was typed shortly before.
+# The log's time is when the hook finished; its prompt was written just before (the next
+# prompt of a fast headless run can follow half a second later).
 CLOCK_BEFORE = timedelta(seconds=120)
-CLOCK_AFTER = timedelta(seconds=5)
+CLOCK_AFTER = timedelta(milliseconds=300)
 # A transcript last written before the first injection cannot hold any of them.
 MTIME_SLACK = timedelta(hours=1)
 # Claude's text read per turn for mentions; a phrase needs this weight (CJK counts double).
@@ -80,6 +81,7 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff66-
 
 
 # --- the recall log side ---------------------------------------------------------------------
+
 
 @dataclass
 class Injection:
@@ -114,7 +116,7 @@ def _item_reasons(entry: dict[str, Any], items: list[dict[str, Any]]) -> list[st
     kinds = []
     for item in items:
         prefix = item_key(item) + ": "
-        found = next((p[len(prefix):] for p in parts if p.startswith(prefix)), "")
+        found = next((p[len(prefix) :] for p in parts if p.startswith(prefix)), "")
         kinds.append(reason_kind(found))
     return kinds
 
@@ -129,14 +131,21 @@ def injections(settings: Settings, since: datetime | None = None) -> list[Inject
             continue
         ts = str(entry.get("ts") or "")
         session = entry.get("session")
-        found.append(Injection(
-            entry_id, session if isinstance(session, str) else "", ts, instant_or_none(ts),
-            items, _item_reasons(entry, items),
-        ))
+        found.append(
+            Injection(
+                entry_id,
+                session if isinstance(session, str) else "",
+                ts,
+                instant_or_none(ts),
+                items,
+                _item_reasons(entry, items),
+            )
+        )
     return found
 
 
 # --- verdict rows ------------------------------------------------------------------------------
+
 
 @dataclass
 class Row:
@@ -161,9 +170,17 @@ class Row:
 
     def as_json(self) -> dict[str, Any]:
         return {
-            "entry": self.entry, "session": self.session, "ts": self.ts, "store": self.store,
-            "ref": self.ref, "title": self.title, "reason": self.reason, "verdict": self.verdict,
-            "evidence": self.evidence, "transcript": self.transcript, "checked": self.checked,
+            "entry": self.entry,
+            "session": self.session,
+            "ts": self.ts,
+            "store": self.store,
+            "ref": self.ref,
+            "title": self.title,
+            "reason": self.reason,
+            "verdict": self.verdict,
+            "evidence": self.evidence,
+            "transcript": self.transcript,
+            "checked": self.checked,
         }
 
     @classmethod
@@ -173,11 +190,17 @@ class Row:
             if verdict not in VERDICTS:
                 return None
             return cls(
-                str(data["entry"]), str(data.get("session", "")), str(data.get("ts", "")),
-                str(data["store"]), str(data["ref"]), str(data.get("title", "")),
-                str(data.get("reason", "other")), verdict,
+                str(data["entry"]),
+                str(data.get("session", "")),
+                str(data.get("ts", "")),
+                str(data["store"]),
+                str(data["ref"]),
+                str(data.get("title", "")),
+                str(data.get("reason", "other")),
+                verdict,
                 [str(e) for e in data.get("evidence") or [] if isinstance(e, str)],
-                str(data.get("transcript", "")), str(data.get("checked", "")),
+                str(data.get("transcript", "")),
+                str(data.get("checked", "")),
             )
         except (KeyError, TypeError):
             return None
@@ -209,6 +232,7 @@ def load(settings: Settings) -> dict[tuple[str, str, str], Row]:
 
 
 # --- transcripts: which files hold which session ----------------------------------------------
+
 
 @dataclass
 class _File:
@@ -249,9 +273,18 @@ def _files(settings: Settings, state: dict[str, Any], oldest: datetime | None) -
             continue
         key = str(found.path)
         cached = known.get(key)
-        if (isinstance(cached, list) and len(cached) == 4 and cached[0] == found.size
-                and cached[1] == mtime_ns and isinstance(cached[3], list)):
-            files.append(_File(found.path, found.size, mtime_ns, bool(cached[2]), [str(s) for s in cached[3]]))
+        if (
+            isinstance(cached, list)
+            and len(cached) == 4
+            and cached[0] == found.size
+            and cached[1] == mtime_ns
+            and isinstance(cached[3], list)
+        ):
+            files.append(
+                _File(
+                    found.path, found.size, mtime_ns, bool(cached[2]), [str(s) for s in cached[3]]
+                )
+            )
             continue
         parts = found.path.relative_to(root).parts
         agent = found.reason == "subagent"
@@ -267,11 +300,14 @@ def _files(settings: Settings, state: dict[str, Any], oldest: datetime | None) -
 
 
 def _fingerprint(files: list[_File]) -> str:
-    text = "\n".join(f"{f.path}\t{f.size}\t{f.mtime_ns}" for f in sorted(files, key=lambda f: str(f.path)))
+    text = "\n".join(
+        f"{f.path}\t{f.size}\t{f.mtime_ns}" for f in sorted(files, key=lambda f: str(f.path))
+    )
     return hashlib.sha1(text.encode("utf-8", "replace")).hexdigest()
 
 
 # --- transcripts: reading one session ---------------------------------------------------------
+
 
 @dataclass
 class _Anchor:
@@ -321,7 +357,11 @@ def _context_of(record: dict[str, Any]) -> str | None:
         if isinstance(content, str):
             texts = [content]
         elif isinstance(content, list):
-            texts = [b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+            texts = [
+                b.get("text", "")
+                for b in content
+                if isinstance(b, dict) and isinstance(b.get("text"), str)
+            ]
     found = [m.group(1) for text in texts for m in _CONTEXT.finditer(text)]
     return "\n".join(found) if found else None
 
@@ -354,7 +394,13 @@ def _scan(path: Path, sidechains: list[bytes] | None) -> list[_Anchor]:
                 continue
             text = _context_of(record)
             if text is not None:
-                anchors.append(_Anchor(instant_or_none(record.get("timestamp")), text, str(record.get("uuid") or "")))
+                anchors.append(
+                    _Anchor(
+                        instant_or_none(record.get("timestamp")),
+                        text,
+                        str(record.get("uuid") or ""),
+                    )
+                )
     return anchors
 
 
@@ -400,11 +446,14 @@ def _read(files: list[_File]) -> _Transcripts:
             anchors.append(anchor)
         mains.append((session, anchors))
         if inline:
-            agents.append(parse_lines(inline, file.path.with_name("agent-inline-" + file.path.name)))
+            agents.append(
+                parse_lines(inline, file.path.with_name("agent-inline-" + file.path.name))
+            )
     return _Transcripts(mains, agents, [str(f.path) for f in files])
 
 
 # --- matching an injection to its turn ---------------------------------------------------------
+
 
 def normalize(text: str) -> str:
     """NFKC, case-folded, markdown emphasis and backticks gone, whitespace as one space."""
@@ -453,8 +502,13 @@ def _turn_at(session: Any, index: int, context: str, how: str) -> _Turn:
     events = session.events
     end = next((i for i in range(index + 1, len(events)) if events[i].kind == "human"), len(events))
     return _Turn(
-        session, index, end, events[index].timestamp,
-        events[end].timestamp if end < len(events) else None, context, how,
+        session,
+        index,
+        end,
+        events[index].timestamp,
+        events[end].timestamp if end < len(events) else None,
+        context,
+        how,
     )
 
 
@@ -468,7 +522,9 @@ def _prompt_before(session: Any, moment: datetime | None) -> int | None:
     if moment is None:
         # No time on the record: the prompt that carries the context in its own text.
         return next((i for i in humans if "memrecall-context" in session.events[i].raw), None)
-    before = [i for i in humans if (stamp := session.events[i].timestamp) is not None and stamp <= moment]
+    before = [
+        i for i in humans if (stamp := session.events[i].timestamp) is not None and stamp <= moment
+    ]
     return before[-1] if before else humans[0]
 
 
@@ -502,6 +558,7 @@ def _find_turn(read: _Transcripts, injection: Injection) -> _Turn | None:
 
 # --- the verdict on one memory --------------------------------------------------------------
 
+
 @dataclass
 class _Window:
     """What followed the prompt until the next one: tool calls and Claude's own text."""
@@ -514,7 +571,7 @@ class _Window:
 
 
 def _window(turn: _Turn, agents: list[Any]) -> _Window:
-    events = turn.session.events[turn.index + 1: turn.end]
+    events = turn.session.events[turn.index + 1 : turn.end]
     tools = [(e.tool, "") for e in events if e.kind == "tool" and e.tool is not None]
     texts = [(normalize(e.text[:TEXT_READ]), "") for e in events if e.kind == "assistant"]
     answered = bool(tools or texts)
@@ -531,7 +588,9 @@ def _window(turn: _Turn, agents: list[Any]) -> _Window:
             elif event.kind in ("assistant", "human"):
                 # A subagent's prompt was written by Claude too: passing a memory on is using it.
                 texts.append((normalize(event.text[:TEXT_READ]), name))
-    return _Window(tools, texts, str(turn.session.cwd or ""), answered, turn.end >= len(turn.session.events))
+    return _Window(
+        tools, texts, str(turn.session.cwd or ""), answered, turn.end >= len(turn.session.events)
+    )
 
 
 def _context_block(context: str, item: dict[str, Any]) -> str:
@@ -549,7 +608,7 @@ def _context_block(context: str, item: dict[str, Any]) -> str:
 
 
 def _note_paths(settings: Settings, item: dict[str, Any], block: str) -> set[str]:
-    """Absolute paths the memory's file has: from its store's roots, and as the context showed it."""
+    """Absolute paths of the memory's file: from its store's roots, and as the context showed it."""
     store, ref = str(item.get("store", "")), str(item.get("ref", ""))
     found: set[str] = set()
     if store == "summaries":
@@ -557,7 +616,7 @@ def _note_paths(settings: Settings, item: dict[str, Any], block: str) -> set[str
     else:
         for root, label in settings.vaults():
             if label and ref.startswith(label + "/"):
-                found.add(os.path.normpath(root / ref[len(label) + 1:]))
+                found.add(os.path.normpath(root / ref[len(label) + 1 :]))
             elif not label:
                 found.add(os.path.normpath(root / ref))
     for line in block.splitlines():
@@ -578,12 +637,15 @@ def _who(name: str) -> str:
     return f" (subagent {name})" if name else ""
 
 
-def _tool_evidence(settings: Settings, item: dict[str, Any], block: str, window: _Window, by_id: bool) -> str | None:
+def _tool_evidence(
+    settings: Settings, item: dict[str, Any], block: str, window: _Window, by_id: bool
+) -> str | None:
     ref = str(item.get("ref", ""))
     if by_id:
         for call, who in window.tools:
             if _named(ref.casefold(), (call.command or "").casefold()) or (
-                    call.name != "Bash" and _named(ref.casefold(), call.line.casefold())):
+                call.name != "Bash" and _named(ref.casefold(), call.line.casefold())
+            ):
                 return _short(f"{call.name}: {call.command or call.line}") + _who(who)
         return None
     paths = _note_paths(settings, item, block)
@@ -598,8 +660,11 @@ def _tool_evidence(settings: Settings, item: dict[str, Any], block: str, window:
         said = call.command or (call.line if call.name in ("Grep", "Glob") else "")
         if not said:
             continue
-        if any(p in said for p in paths) or ("/" in ref and (ref in said or plain in said)) or (
-                distinctive_name and name in said):
+        if (
+            any(p in said for p in paths)
+            or ("/" in ref and (ref in said or plain in said))
+            or (distinctive_name and name in said)
+        ):
             return _short(f"{call.name}: {said}") + _who(who)
     return None
 
@@ -613,7 +678,9 @@ def _named(name: str, text: str) -> bool:
         end = start + len(name)
         before = text[start - 1] if start else " "
         after = text[end] if end < len(text) else " "
-        if not (_ascii_word(before) and _ascii_word(name[0])) and not (_ascii_word(after) and _ascii_word(name[-1])):
+        if not (_ascii_word(before) and _ascii_word(name[0])) and not (
+            _ascii_word(after) and _ascii_word(name[-1])
+        ):
             return True
         start = text.find(name, start + 1)
     return False
@@ -630,10 +697,10 @@ def shared_phrase(source: str, text: str, avoid: str) -> str:
     best, best_new = "", 0
     i, n, k = 0, len(source), PHRASE_GRAM
     while i + k <= n:
-        gram = source[i: i + k]
+        gram = source[i : i + k]
         if gram.strip() and gram in text and gram not in avoid:
             j = i + k
-            while j < n and source[i: j + 1] in text:
+            while j < n and source[i : j + 1] in text:
                 j += 1
             phrase = source[i:j].strip(_EDGE)
             novel = _novel_weight(phrase, avoid)
@@ -649,12 +716,14 @@ def _novel_weight(phrase: str, avoid: str) -> int:
     """The weight of the characters of `phrase` not inside a 3-character run of `avoid`."""
     covered = [False] * len(phrase)
     for p in range(len(phrase) - 2):
-        if phrase[p: p + 3] in avoid:
+        if phrase[p : p + 3] in avoid:
             covered[p] = covered[p + 1] = covered[p + 2] = True
     return weight("".join(c for c, hidden in zip(phrase, covered) if not hidden))
 
 
-def _text_evidence(item: dict[str, Any], block: str, prompt: str, window: _Window, by_id: bool) -> str | None:
+def _text_evidence(
+    item: dict[str, Any], block: str, prompt: str, window: _Window, by_id: bool
+) -> str | None:
     ref = str(item.get("ref", ""))
     names: list[tuple[str, str, str]] = []  # (what, normalized, as the memory spells it)
     if by_id:
@@ -667,10 +736,13 @@ def _text_evidence(item: dict[str, Any], block: str, prompt: str, window: _Windo
     if weight(normalize(title)) >= NAME_WEIGHT:
         names.append(("title", normalize(title), title))
     # The lines quoted from the memory, without the renderer's own words.
-    quoted = normalize("\n".join(
-        line for line in block.splitlines()
-        if not line.strip().startswith(("matched:", "closed:")) and not _ITEM_HEAD.match(line)
-    ))
+    quoted = normalize(
+        "\n".join(
+            line
+            for line in block.splitlines()
+            if not line.strip().startswith(("matched:", "closed:")) and not _ITEM_HEAD.match(line)
+        )
+    )
     for text, who in window.texts:
         for what, name, spelled in names:
             if name and name not in prompt and _named(name, text):
@@ -681,7 +753,9 @@ def _text_evidence(item: dict[str, Any], block: str, prompt: str, window: _Windo
     return None
 
 
-def judge(settings: Settings, item: dict[str, Any], turn: _Turn, window: _Window) -> tuple[str, list[str]]:
+def judge(
+    settings: Settings, item: dict[str, Any], turn: _Turn, window: _Window
+) -> tuple[str, list[str]]:
     from .stores.rules import rules_for
 
     by_id = rules_for(str(item.get("store", ""))).by_id
@@ -705,18 +779,34 @@ def judge(settings: Settings, item: dict[str, Any], turn: _Turn, window: _Window
     return "ignored", evidence[:EVIDENCE_KEEP]
 
 
-def judge_session(settings: Settings, injections_: list[Injection], files: list[_File], now: str) -> list[Row]:
+def judge_session(
+    settings: Settings, injections_: list[Injection], files: list[_File], now: str
+) -> list[Row]:
     """Verdicts for one session's injections from its files (read once, here)."""
     if not files:
-        return [_row(inj, i, "unknown", ["no transcript of this session (deleted, excluded or not written)"], "", "")
-                for inj in injections_ for i in range(len(inj.items))]
+        return [
+            _row(
+                inj,
+                i,
+                "unknown",
+                ["no transcript of this session (deleted, excluded or not written)"],
+                "",
+                "",
+            )
+            for inj in injections_
+            for i in range(len(inj.items))
+        ]
     read = _read(files)
     rows = []
     for injection in sorted(injections_, key=lambda j: _entry_order_of(j.entry)):
         turn = _find_turn(read, injection)
         if turn is None:
-            rows += [_row(injection, i, "unknown", ["this prompt is not in the transcript (yet)"], "", now)
-                     for i in range(len(injection.items))]
+            rows += [
+                _row(
+                    injection, i, "unknown", ["this prompt is not in the transcript (yet)"], "", now
+                )
+                for i in range(len(injection.items))
+            ]
             continue
         window = _window(turn, read.agents)
         path = str(turn.session.path)
@@ -726,15 +816,27 @@ def judge_session(settings: Settings, injections_: list[Injection], files: list[
     return rows
 
 
-def _row(injection: Injection, index: int, verdict: str, evidence: list[str], path: str, now: str) -> Row:
+def _row(
+    injection: Injection, index: int, verdict: str, evidence: list[str], path: str, now: str
+) -> Row:
     item = injection.items[index]
     return Row(
-        injection.entry, injection.session, injection.ts, str(item.get("store", "?")), str(item.get("ref", "?")),
-        str(item.get("title", ""))[:200], injection.reasons[index], verdict, evidence, path, now,
+        injection.entry,
+        injection.session,
+        injection.ts,
+        str(item.get("store", "?")),
+        str(item.get("ref", "?")),
+        str(item.get("title", ""))[:200],
+        injection.reasons[index],
+        verdict,
+        evidence,
+        path,
+        now,
     )
 
 
 # --- refresh -------------------------------------------------------------------------------------
+
 
 @dataclass
 class RefreshReport:
@@ -784,7 +886,9 @@ def _refresh(settings: Settings, report: RefreshReport) -> None:
         for sid in file.sids:
             if sid in by_session:
                 groups.setdefault(sid, []).append(file)
-    fingerprints: dict[str, Any] = state["sessions"] if isinstance(state.get("sessions"), dict) else {}
+    fingerprints: dict[str, Any] = (
+        state["sessions"] if isinstance(state.get("sessions"), dict) else {}
+    )
     now = settings.now.isoformat()
     rows: dict[tuple[str, str, str], Row] = {}
     new_prints: dict[str, str] = {}
@@ -792,7 +896,11 @@ def _refresh(settings: Settings, report: RefreshReport) -> None:
         members = groups.get(sid, []) if sid else []
         print_ = _fingerprint(members)
         new_prints[sid] = print_
-        keys = [(inj.entry, str(it.get("store", "?")), str(it.get("ref", "?"))) for inj in group for it in inj.items]
+        keys = [
+            (inj.entry, str(it.get("store", "?")), str(it.get("ref", "?")))
+            for inj in group
+            for it in inj.items
+        ]
         if fingerprints.get(sid) == print_ and all(k in old for k in keys):
             rows.update({k: old[k] for k in keys})
             continue
@@ -826,12 +934,18 @@ def _entry_order_of(entry: str) -> tuple[str, int]:
     return (stem, int(number) if number.isdigit() else 0)
 
 
-def rows_for(settings: Settings, since: datetime | None = None) -> list[tuple[Injection, list[Row | None]]]:
+def rows_for(
+    settings: Settings, since: datetime | None = None
+) -> list[tuple[Injection, list[Row | None]]]:
     """Each injection since `since` with its memories' verdicts (None: never judged)."""
     stored = load(settings)
     return [
-        (inj, [stored.get((inj.entry, str(it.get("store", "?")), str(it.get("ref", "?")))) for it in inj.items])
+        (
+            inj,
+            [
+                stored.get((inj.entry, str(it.get("store", "?")), str(it.get("ref", "?"))))
+                for it in inj.items
+            ],
+        )
         for inj in injections(settings, since)
     ]
-
-

@@ -84,42 +84,138 @@ def cases(ws: Workspace) -> list[Case]:
         return {"name": "Bash", "input": {"command": command, "description": "look"}}
 
     return [
-        Case("read", "Read on the note's path", [PAY], [(NOTE, "used")],
-             [Rule(when=PAY, text="メモを確認します。", tool_use=read(note))]),
-        Case("cat", "Bash cat on the note's path", [PAY], [(NOTE, "used")],
-             [Rule(when=PAY, text="メモを読みます。", tool_use=bash(f"cat '{note}'"))]),
-        Case("bd-show", "Bash bd show on the issue id", [f"{ISSUE} はまだ開いてる？"], [(ISSUE, "used")],
-             [Rule(when=ISSUE, text="確認します。", tool_use=bash(f"bd show {ISSUE}"))]),
-        Case("subagent", "an Explore subagent reads the note", [PAY], [(NOTE, "used")],
-             [Rule(when=PAY, text="調査を任せます。", tool_use={"name": "Agent", "input": {
-                 "description": "メモの確認", "prompt": "SUBTASK: 設計メモを読んで報告して",
-                 "subagent_type": "Explore"}}),
-              Rule(when="SUBTASK", text="読みます。", tool_use=read(note))]),
-        Case("quote", "quotes the injected line", [PAY], [(NOTE, "mentioned")],
-             reply=f"過去のメモによると、{PAYMENT_FACT}です。"),
-        Case("title", "names the note's title", [PAY], [(NOTE, "mentioned")],
-             reply=f"「{NOTE_TITLE}」に従って、いまも同じ設定のはずです。"),
-        Case("quote-en", "quotes the webhook note (several keywords)", [WEBHOOK_PROMPT],
-             [(WEBHOOK, "mentioned")], reply=f"Deliveries are {WEBHOOK_FACT}."),
-        Case("bd-quote", "quotes the issue", [FLAG_PROMPT], [(ISSUE, "mentioned")],
-             reply=f"Yes. The issue says an outage of the flag service blocks every deploy, so we {BEADS_FACT}."),
-        Case("plain", "answers without the memory", [PAY], [(NOTE, "ignored")], reply="了解しました。"),
-        Case("other-file", "reads an unrelated project file", [PAY], [(NOTE, "ignored")],
-             [Rule(when=PAY, text="コードを見ます。", tool_use=read(client))],
-             after_tool="client.go では 10 秒です。"),
-        Case("echo", "repeats only the prompt's own words", [PAY], [(NOTE, "ignored")],
-             reply="PAY-1234 のタイムアウトは確認中です。"),
-        Case("later-turn", "reads the note one prompt later (interactive)", [PAY, "ほかに気をつけることは？"],
-             [(NOTE, "ignored")], [Rule(when="気をつける", text="メモを読みます。", tool_use=read(note))],
-             interactive=True),
-        Case("interactive-read", "reads the note (interactive)", [PAY], [(NOTE, "used")],
-             [Rule(when=PAY, text="メモを確認します。", tool_use=read(note))], interactive=True),
-        Case("gone", "its transcript was deleted before the first check", [PAY], [(NOTE, "unknown")],
-             delete_transcript=True),
-        Case("paraphrase", "restates the note in other words", [PAY], [(NOTE, "mentioned")],
-             reply="前回決めたとおり、PSP の待ち時間は七秒で、再試行は一度だけです。", hard=True),
-        Case("prompt-words", "confirms the issue in the prompt's own words", [FLAG_PROMPT], [(ISSUE, "mentioned")],
-             reply=f"Yes: we decided to {BEADS_FACT}.", hard=True),
+        Case(
+            "read",
+            "Read on the note's path",
+            [PAY],
+            [(NOTE, "used")],
+            [Rule(when=PAY, text="メモを確認します。", tool_use=read(note))],
+        ),
+        Case(
+            "cat",
+            "Bash cat on the note's path",
+            [PAY],
+            [(NOTE, "used")],
+            [Rule(when=PAY, text="メモを読みます。", tool_use=bash(f"cat '{note}'"))],
+        ),
+        Case(
+            "bd-show",
+            "Bash bd show on the issue id",
+            [f"{ISSUE} はまだ開いてる？"],
+            [(ISSUE, "used")],
+            [Rule(when=ISSUE, text="確認します。", tool_use=bash(f"bd show {ISSUE}"))],
+        ),
+        Case(
+            "subagent",
+            "an Explore subagent reads the note",
+            [PAY],
+            [(NOTE, "used")],
+            [
+                Rule(
+                    when=PAY,
+                    text="調査を任せます。",
+                    tool_use={
+                        "name": "Agent",
+                        "input": {
+                            "description": "メモの確認",
+                            "prompt": "SUBTASK: 設計メモを読んで報告して",
+                            "subagent_type": "Explore",
+                        },
+                    },
+                ),
+                Rule(when="SUBTASK", text="読みます。", tool_use=read(note)),
+            ],
+        ),
+        Case(
+            "quote",
+            "quotes the injected line",
+            [PAY],
+            [(NOTE, "mentioned")],
+            reply=f"過去のメモによると、{PAYMENT_FACT}です。",
+        ),
+        Case(
+            "title",
+            "names the note's title",
+            [PAY],
+            [(NOTE, "mentioned")],
+            reply=f"「{NOTE_TITLE}」に従って、いまも同じ設定のはずです。",
+        ),
+        Case(
+            "quote-en",
+            "quotes the webhook note (several keywords)",
+            [WEBHOOK_PROMPT],
+            [(WEBHOOK, "mentioned")],
+            reply=f"Deliveries are {WEBHOOK_FACT}.",
+        ),
+        Case(
+            "bd-quote",
+            "quotes the issue",
+            [FLAG_PROMPT],
+            [(ISSUE, "mentioned")],
+            reply="Yes. The issue says an outage of the flag service blocks every deploy, "
+            f"so we {BEADS_FACT}.",
+        ),
+        Case(
+            "plain",
+            "answers without the memory",
+            [PAY],
+            [(NOTE, "ignored")],
+            reply="了解しました。",
+        ),
+        Case(
+            "other-file",
+            "reads an unrelated project file",
+            [PAY],
+            [(NOTE, "ignored")],
+            [Rule(when=PAY, text="コードを見ます。", tool_use=read(client))],
+            after_tool="client.go では 10 秒です。",
+        ),
+        Case(
+            "echo",
+            "repeats only the prompt's own words",
+            [PAY],
+            [(NOTE, "ignored")],
+            reply="PAY-1234 のタイムアウトは確認中です。",
+        ),
+        Case(
+            "later-turn",
+            "reads the note one prompt later (interactive)",
+            [PAY, "ほかに気をつけることは？"],
+            [(NOTE, "ignored")],
+            [Rule(when="気をつける", text="メモを読みます。", tool_use=read(note))],
+            interactive=True,
+        ),
+        Case(
+            "interactive-read",
+            "reads the note (interactive)",
+            [PAY],
+            [(NOTE, "used")],
+            [Rule(when=PAY, text="メモを確認します。", tool_use=read(note))],
+            interactive=True,
+        ),
+        Case(
+            "gone",
+            "its transcript was deleted before the first check",
+            [PAY],
+            [(NOTE, "unknown")],
+            delete_transcript=True,
+        ),
+        Case(
+            "paraphrase",
+            "restates the note in other words",
+            [PAY],
+            [(NOTE, "mentioned")],
+            reply="前回決めたとおり、PSP の待ち時間は七秒で、再試行は一度だけです。",
+            hard=True,
+        ),
+        Case(
+            "prompt-words",
+            "confirms the issue in the prompt's own words",
+            [FLAG_PROMPT],
+            [(ISSUE, "mentioned")],
+            reply=f"Yes: we decided to {BEADS_FACT}.",
+            hard=True,
+        ),
     ]
 
 
@@ -127,9 +223,15 @@ def memrecall(ws: Workspace, *args: str) -> Any:
     env = {**os.environ, **ws.memrecall_env(), "HOME": str(ws.home)}
     env.pop("CLAUDE_CONFIG_DIR", None)
     env.pop("MEMRECALL_CLAUDE_PROJECTS", None)
-    proc = subprocess.run([str(memrecall_binary()), *args], capture_output=True, text=True, env=env,
-                          check=False,
-                          timeout=300, stdin=subprocess.DEVNULL)
+    proc = subprocess.run(
+        [str(memrecall_binary()), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"memrecall {' '.join(args)} failed: {proc.stderr}")
     return json.loads(proc.stdout)
@@ -164,12 +266,33 @@ def run_case(claude: Path, root: Path, name: str) -> list[dict[str, Any]]:
     out = []
     for n, (ref, verdict) in enumerate(case.expected):
         match = got[n] if n < len(got) else (ref, "(not injected)", "")
-        out.append({"case": case.name, "what": case.what, "ref": ref, "expected": verdict, "got": match[1],
-                    "evidence": match[2], "ok": match[:2] == (ref, verdict), "hard": case.hard,
-                    "seconds": round(time.monotonic() - started, 1)})
-    for extra in got[len(case.expected):]:
-        out.append({"case": case.name, "what": case.what, "ref": extra[0], "expected": "(not expected)",
-                    "got": extra[1], "evidence": extra[2], "ok": False, "hard": case.hard, "seconds": 0})
+        out.append(
+            {
+                "case": case.name,
+                "what": case.what,
+                "ref": ref,
+                "expected": verdict,
+                "got": match[1],
+                "evidence": match[2],
+                "ok": match[:2] == (ref, verdict),
+                "hard": case.hard,
+                "seconds": round(time.monotonic() - started, 1),
+            }
+        )
+    for extra in got[len(case.expected) :]:
+        out.append(
+            {
+                "case": case.name,
+                "what": case.what,
+                "ref": extra[0],
+                "expected": "(not expected)",
+                "got": extra[1],
+                "evidence": extra[2],
+                "ok": False,
+                "hard": case.hard,
+                "seconds": 0,
+            }
+        )
     return out
 
 
@@ -198,9 +321,19 @@ def main() -> int:
             try:
                 results += run_case(claude, root, case.name)
             except Exception as exc:  # one broken session is a row, not the end of the run
-                results.append({"case": case.name, "what": case.what, "ref": "", "expected": "",
-                                "got": "error", "evidence": str(exc)[:300], "ok": False, "hard": case.hard,
-                                "seconds": 0})
+                results.append(
+                    {
+                        "case": case.name,
+                        "what": case.what,
+                        "ref": "",
+                        "expected": "",
+                        "got": "error",
+                        "evidence": str(exc)[:300],
+                        "ok": False,
+                        "hard": case.hard,
+                        "seconds": 0,
+                    }
+                )
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
@@ -208,8 +341,19 @@ def main() -> int:
     hard = [r for r in results if r["hard"]]
     matched = sum(r["ok"] for r in plain)
     if args.json:
-        print(json.dumps({"matched": matched, "total": len(plain), "hard_matched": sum(r["ok"] for r in hard),
-                          "hard_total": len(hard), "rows": results}, ensure_ascii=False, indent=1))
+        print(
+            json.dumps(
+                {
+                    "matched": matched,
+                    "total": len(plain),
+                    "hard_matched": sum(r["ok"] for r in hard),
+                    "hard_total": len(hard),
+                    "rows": results,
+                },
+                ensure_ascii=False,
+                indent=1,
+            )
+        )
     else:
         print("| case | what the model did | memory | expected | got | evidence |")
         print("|---|---|---|---|---|---|")
@@ -217,10 +361,16 @@ def main() -> int:
             mark = "" if r["ok"] else " ✗"
             evidence = r["evidence"].replace("|", "\\|")[:90]
             name = r["case"] + (" (hard)" if r["hard"] else "")
-            print(f"| {name} | {r['what']} | `{r['ref']}` | {r['expected']} | {r['got']}{mark} | {evidence} |")
+            print(
+                f"| {name} | {r['what']} | `{r['ref']}` | {r['expected']} | {r['got']}{mark} "
+                f"| {evidence} |"
+            )
         print(f"\n{matched} of {len(plain)} verdicts match.")
         if hard:
-            print(f"Hard cases (use in other words): {sum(r['ok'] for r in hard)} of {len(hard)} match.")
+            print(
+                f"Hard cases (use in other words): {sum(r['ok'] for r in hard)} of {len(hard)} "
+                "match."
+            )
     return 0 if matched == len(plain) else 1
 
 

@@ -44,14 +44,26 @@ def world(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) 
         encoding="utf-8",
     )
     for n in range(12):
-        (vault / f"daily-{n}.md").write_text(f"# Daily {n}\nreview and meetings\n", encoding="utf-8")
+        (vault / f"daily-{n}.md").write_text(
+            f"# Daily {n}\nreview and meetings\n", encoding="utf-8"
+        )
     beads = tmp_path / "project" / ".beads"
     beads.mkdir(parents=True)
-    (beads / "issues.jsonl").write_text(json.dumps({
-        "id": "bd-7q2k", "title": "Feature flags: fail open when the flag service is unreachable",
-        "description": "An outage of the flag service blocks every deploy.", "status": "open",
-        "priority": 1, "created_at": "2026-11-25T10:00:00Z", "updated_at": "2026-11-25T10:00:00Z",
-    }) + "\n", encoding="utf-8")
+    (beads / "issues.jsonl").write_text(
+        json.dumps(
+            {
+                "id": "bd-7q2k",
+                "title": "Feature flags: fail open when the flag service is unreachable",
+                "description": "An outage of the flag service blocks every deploy.",
+                "status": "open",
+                "priority": 1,
+                "created_at": "2026-11-25T10:00:00Z",
+                "updated_at": "2026-11-25T10:00:00Z",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     projects = tmp_path / "claude" / "projects"
     projects.mkdir(parents=True)
     monkeypatch.setenv("MEMRECALL_NOW", NOW)
@@ -71,7 +83,9 @@ class World:
     def inject(self, session: str, prompt: str) -> tuple[str, dict[str, Any], str]:
         """Run the recall core on `prompt` and log it as the hook does; (context, entry, ts)."""
         settings = load_settings()
-        result = recall(HookInput(session, prompt, cwd=str(self.cwd)), settings, time.monotonic() + 8)
+        result = recall(
+            HookInput(session, prompt, cwd=str(self.cwd)), settings, time.monotonic() + 8
+        )
         assert result.context, result.log
         self.clock.now += timedelta(minutes=3)
         ts = (self.clock.now + timedelta(seconds=1)).isoformat()
@@ -85,7 +99,10 @@ class World:
     def verdicts(self) -> list[tuple[str, str, str]]:
         """(ref, verdict, evidence) per injected memory, in log order."""
         refresh(load_settings())
-        rows = sorted(load(load_settings()).values(), key=lambda r: (r.entry.split(":")[0], int(r.entry.split(":")[1])))
+        rows = sorted(
+            load(load_settings()).values(),
+            key=lambda r: (r.entry.split(":")[0], int(r.entry.split(":")[1])),
+        )
         return [(r.ref, r.verdict, " | ".join(r.evidence)) for r in rows]
 
 
@@ -110,14 +127,15 @@ def test_used_by_bd_show_on_the_injected_issue(world: World) -> None:
     context, entry, _ = world.inject(SID, prompt)
     assert ("beads", "bd-7q2k") in [(i["store"], i["ref"]) for i in entry["injected"]]
     t = world.transcript(SID).prompt(prompt, context)
-    t.tool("Bash", {"command": "bd show bd-7q2k --json"}, "{...}").say("Still open.").end_turn().write()
+    t.tool("Bash", {"command": "bd show bd-7q2k --json"}, "{...}").say(
+        "Still open."
+    ).end_turn().write()
     verdicts = {ref: (v, e) for ref, v, e in world.verdicts()}
     assert verdicts["bd-7q2k"] == ("used", "Bash: bd show bd-7q2k --json")
 
 
 def test_mentioned_by_title_id_or_quoted_phrase(world: World) -> None:
-    prompts = [PAY_PROMPT, "webhook retries: how often do we retry WHK-77 deliveries?",
-               FLAG_PROMPT]
+    prompts = [PAY_PROMPT, "webhook retries: how often do we retry WHK-77 deliveries?", FLAG_PROMPT]
     replies = [
         f"メモによると {PAY_FACT}。",  # a quoted phrase
         "See Webhook delivery notes: we retry a few times.",  # the title
@@ -152,7 +170,9 @@ def test_unknown_until_the_transcript_appears_then_judged_once(world: World) -> 
     path = t.write()
     # Written, but the turn has no answer yet: still unknown.
     assert world.verdicts()[0][1:] == ("unknown", "the turn has no reply in the transcript yet")
-    t.tool("Grep", {"pattern": "タイムアウト", "path": str(world.vault / NOTE)}).say("ok").end_turn().write(path)
+    t.tool("Grep", {"pattern": "タイムアウト", "path": str(world.vault / NOTE)}).say(
+        "ok"
+    ).end_turn().write(path)
     assert world.verdicts()[0][1] == "used"
     settings = load_settings()
     again = refresh(settings)
@@ -165,7 +185,9 @@ def test_unknown_until_the_transcript_appears_then_judged_once(world: World) -> 
 def test_compacted_session(world: World) -> None:
     t = world.transcript(SID).prompt("まず在庫の話", None).say("はい。").end_turn().compact()
     context, _, _ = world.inject(SID, PAY_PROMPT)
-    t.prompt(PAY_PROMPT, context).tool("Bash", {"command": f"cat '{world.vault / NOTE}'"}).say("7 秒").end_turn()
+    t.prompt(PAY_PROMPT, context).tool("Bash", {"command": f"cat '{world.vault / NOTE}'"}).say(
+        "7 秒"
+    ).end_turn()
     t.write()
     assert world.verdicts()[0][:2] == (NOTE, "used")
 
@@ -174,7 +196,12 @@ def test_resumed_session_in_a_new_file_continuing_the_old_id(world: World) -> No
     """2.0.x `--resume`: a new file copies the old records (same uuids) and carries on; the
     injection in the old session's first file and the one in the continuation are both found."""
     context1, _, _ = world.inject(SID, PAY_PROMPT)
-    old = world.transcript(SID, "2.0.13").prompt(PAY_PROMPT, context1, layout="reminder").say("見てみます。").end_turn()
+    old = (
+        world.transcript(SID, "2.0.13")
+        .prompt(PAY_PROMPT, context1, layout="reminder")
+        .say("見てみます。")
+        .end_turn()
+    )
     old.write()
     prompt2 = "webhook retries: how often do we retry WHK-77 deliveries?"
     context2, _, _ = world.inject(SID, prompt2)
@@ -182,7 +209,9 @@ def test_resumed_session_in_a_new_file_continuing_the_old_id(world: World) -> No
     new.records = [dict(r) for r in old.records]
     new.parent = old.parent
     new.prompt(prompt2, context2, layout="reminder")
-    new.tool("Read", {"file_path": str(world.vault / "webhook-delivery.md")}).say("Six attempts.").end_turn()
+    new.tool("Read", {"file_path": str(world.vault / "webhook-delivery.md")}).say(
+        "Six attempts."
+    ).end_turn()
     new.write(new.project_dir() / "9d1e0000-0000-4000-8000-00000000beef.jsonl")
     # The copy of the first turn in the new file is not a second injection, nor the second's.
     assert [v[:2] for v in world.verdicts()] == [(NOTE, "ignored"), ("webhook-delivery.md", "used")]
@@ -195,8 +224,12 @@ def test_resumed_session_reading_the_note_by_absolute_path(world: World) -> None
     resumed = world.transcript(SID, "2.0.13")
     resumed.records = [dict(r) for r in first.records]
     resumed.parent = first.parent
-    resumed.prompt(PAY_PROMPT, context, layout="reminder").tool("Read", {"file_path": str(world.vault / NOTE)})
-    resumed.say("7 秒").end_turn().write(resumed.project_dir() / "0a0a0000-0000-4000-8000-00000000cafe.jsonl")
+    resumed.prompt(PAY_PROMPT, context, layout="reminder").tool(
+        "Read", {"file_path": str(world.vault / NOTE)}
+    )
+    resumed.say("7 秒").end_turn().write(
+        resumed.project_dir() / "0a0a0000-0000-4000-8000-00000000cafe.jsonl"
+    )
     assert world.verdicts()[0][:2] == (NOTE, "used")
 
 
@@ -204,7 +237,9 @@ def test_resumed_session_reading_the_note_by_absolute_path(world: World) -> None
 def test_a_subagent_reading_the_note_counts_for_its_session(world: World, layout: str) -> None:
     context, _, _ = world.inject(SID, PAY_PROMPT)
     main = world.transcript(SID).prompt(PAY_PROMPT, context)
-    main.tool("Agent", {"subagent_type": "Explore", "description": "調査", "prompt": "決済の設定を調べて"})
+    main.tool(
+        "Agent", {"subagent_type": "Explore", "description": "調査", "prompt": "決済の設定を調べて"}
+    )
     agent_id = "a39412c3e01144fc4"
     sub = main if layout == "inline" else world.transcript(SID)
     sub.agent_prompt("決済の設定を調べて", agent_id)
@@ -214,7 +249,9 @@ def test_a_subagent_reading_the_note_counts_for_its_session(world: World, layout
     path = main.write()
     if layout == "subagents-folder":
         sub.write(path.parent / SID / "subagents" / f"agent-{agent_id}.jsonl")
-        (path.parent / SID / "subagents" / f"agent-{agent_id}.meta.json").write_text("{}", encoding="utf-8")
+        (path.parent / SID / "subagents" / f"agent-{agent_id}.meta.json").write_text(
+            "{}", encoding="utf-8"
+        )
     elif layout == "beside":
         sub.write(path.parent / f"agent-{agent_id}.jsonl")
     ((ref, verdict, evidence),) = world.verdicts()
@@ -251,22 +288,88 @@ def test_compaction_agent_and_model_requests_are_not_evidence(world: World) -> N
 def test_turn_found_by_the_clock_when_no_context_was_saved(world: World) -> None:
     _, _, ts = world.inject(SID, PAY_PROMPT)
     t = world.transcript(SID)
-    world.clock.now = parse_instant(ts) - timedelta(seconds=2)  # the prompt, just before the hook ended
-    t.prompt(PAY_PROMPT, None).tool("Read", {"file_path": str(world.vault / NOTE)}).end_turn().write()
+    world.clock.now = parse_instant(ts) - timedelta(
+        seconds=2
+    )  # the prompt, just before the hook ended
+    t.prompt(PAY_PROMPT, None).tool(
+        "Read", {"file_path": str(world.vault / NOTE)}
+    ).end_turn().write()
     ((_, verdict, evidence),) = world.verdicts()
     assert verdict == "used" and "by the log's time" in evidence
 
 
-def test_claude_config_dir_is_honoured(world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_config_dir_is_honoured(
+    world: World, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("MEMRECALL_CLAUDE_PROJECTS")
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     context, _, _ = world.inject(SID, PAY_PROMPT)
-    world.transcript(SID).prompt(PAY_PROMPT, context).tool("Read", {"file_path": str(world.vault / NOTE)}).write()
+    world.transcript(SID).prompt(PAY_PROMPT, context).tool(
+        "Read", {"file_path": str(world.vault / NOTE)}
+    ).write()
     assert world.verdicts()[0][1] == "used"
 
 
 def test_shared_phrase_needs_words_the_prompt_did_not_have() -> None:
     source = normalize(f"> PAY-1234 で決めたこと: {PAY_FACT}。")
     assert shared_phrase(source, normalize(f"答え: {PAY_FACT}"), "") == normalize(PAY_FACT)
-    assert shared_phrase(source, normalize("PAY-1234 で決めたこと"), normalize("PAY-1234 で決めたこと?")) == ""
-    assert shared_phrase(normalize("the timeout is short"), normalize("the timeout is long"), "") == ""
+    assert (
+        shared_phrase(
+            source, normalize("PAY-1234 で決めたこと"), normalize("PAY-1234 で決めたこと?")
+        )
+        == ""
+    )
+    assert (
+        shared_phrase(normalize("the timeout is short"), normalize("the timeout is long"), "") == ""
+    )
+
+
+def test_real_claude_code_transcripts_from_the_corpus(
+    corpus: Path, tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sessions the real Claude Code 2.1.332 wrote: the injections are found by the contexts
+    it saved (the log's time is days off), a reply that restates a memory in other words is
+    `ignored`, and a memory whose file the session read (found by the log's time: that
+    session never saved a context naming it) is `used`."""
+    import shutil
+
+    source = corpus / "claude-transcripts" / "cc-2.1.332" / "projects"
+    projects = tmp_path / "projects"
+    shutil.copytree(source, projects)
+    monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(projects))
+    monkeypatch.setenv("MEMRECALL_NOW", NOW)
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", "/home/dev/ec-backend/internal")
+    summary = {
+        "store": "summaries",
+        "ref": "2026/09/2026-09-14-5c0375b4.md",
+        "title": "決済APIタイムアウト調査",
+        "matched": ["PAY-1234"],
+    }
+    code = {
+        "store": "obsidian",
+        "ref": "payment/client.go",
+        "title": "client",
+        "matched": ["client.go"],
+    }
+    sessions = [
+        ("08edd954-dd2b-4fea-b675-0618fbd580f7", NOW, summary),
+        ("6f8ecdf1-dd45-46ad-ae67-87e0edea3331", NOW, summary),
+        ("08edd954-dd2b-4fea-b675-0618fbd580f7", "2026-12-02T17:24:49.800+00:00", code),
+    ]
+    for sid, ts, item in sessions:
+        append(
+            isolated_home / "logs",
+            parse_instant(ts),
+            {"ts": ts, "session": sid, "decision": "inject", "injected": [item]},
+        )
+    refresh(load_settings())
+    rows = sorted(load(load_settings()).values(), key=lambda r: int(r.entry.split(":")[1]))
+    assert [(r.session[:8], r.verdict) for r in rows] == [
+        ("08edd954", "ignored"),
+        ("6f8ecdf1", "ignored"),
+        ("08edd954", "used"),
+    ]
+    assert rows[2].evidence == [
+        "Read internal/payment/client.go",
+        "turn found by the log's time (no saved context matched)",
+    ]

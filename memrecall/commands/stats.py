@@ -22,12 +22,18 @@ def _ms(value: float | None) -> str:
 
 def stats_command(
     since: Annotated[
-        Optional[str], typer.Option("--since", help="Only log entries newer than this: 7d, 2w, 3m or a date.")
+        Optional[str],
+        typer.Option("--since", help="Only log entries newer than this: 7d, 2w, 3m or a date."),
     ] = None,
-    top: Annotated[int, typer.Option("--top", min=1, max=100, help="How many top keywords and memories.")] = 10,
+    top: Annotated[
+        int, typer.Option("--top", min=1, max=100, help="How many top keywords and memories.")
+    ] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
     refresh: Annotated[
-        bool, typer.Option("--refresh/--no-refresh", help="Judge new injections from the transcripts first.")
+        bool,
+        typer.Option(
+            "--refresh/--no-refresh", help="Judge new injections from the transcripts first."
+        ),
     ] = True,
 ) -> None:
     """Prompts seen, fire rate, zero-candidate rate, hook time, whether Claude used what was
@@ -95,21 +101,34 @@ def _refresh(settings: Any) -> None:
 def _use_line(use: dict[str, Any]) -> str:
     known = use["used"] + use["mentioned"] + use["ignored"]
     share = (lambda n: f" ({n / known:.0%})") if known else (lambda n: "")
-    return (f"{use['injected']}: used {use['used']}{share(use['used'])}, mentioned {use['mentioned']}"
-            f"{share(use['mentioned'])}, ignored {use['ignored']}{share(use['ignored'])}, "
-            f"unknown {use['unknown']}")
+    return (
+        f"{use['injected']}: used {use['used']}{share(use['used'])}, mentioned {use['mentioned']}"
+        f"{share(use['mentioned'])}, ignored {use['ignored']}{share(use['ignored'])}, "
+        f"unknown {use['unknown']}"
+    )
 
 
 _USE_COLUMNS = ("injected", "used", "mentioned", "ignored", "unknown", "use")
 
 
 def _use_cells(use: dict[str, Any]) -> list[str]:
-    return [str(use["injected"]), str(use["used"]), str(use["mentioned"]), str(use["ignored"]),
-            str(use["unknown"]), _pct(use["engaged_rate"])]
+    return [
+        str(use["injected"]),
+        str(use["used"]),
+        str(use["mentioned"]),
+        str(use["ignored"]),
+        str(use["unknown"]),
+        _pct(use["engaged_rate"]),
+    ]
 
 
 # The weekly chart: one row a week, a bar of the memories injected split by verdict.
-_BAR_MARKS = (("used", "█", "green"), ("mentioned", "▓", "yellow"), ("ignored", "░", ""), ("unknown", "·", "dim"))
+_BAR_MARKS = (
+    ("used", "█", "green"),
+    ("mentioned", "▓", "yellow"),
+    ("ignored", "░", ""),
+    ("unknown", "·", "dim"),
+)
 CHART_WEEKS = 12
 
 
@@ -128,13 +147,21 @@ def _chart(weeks: list[dict[str, Any]], width: int) -> Any:
             text.append(mark * n, style=style)
             cells += n
         text.append(" " * (bar_width - cells))
-        text.append(f" {week['injected']:>4}  fire {_pct(week['fire_rate']):>4}  use {_pct(week['engaged_rate']):>4}\n")
+        text.append(
+            f" {week['injected']:>4}  fire {_pct(week['fire_rate']):>4}"
+            f"  use {_pct(week['engaged_rate']):>4}\n"
+        )
     legend = "  ".join(f"{mark} {verdict}" for verdict, mark, _ in _BAR_MARKS)
     text.append(f"{'':11}{legend}\n", style="dim")
-    text.append(f"{'':11}bar: memories injected · fire: share of prompts that injected\n", style="dim")
+    text.append(
+        f"{'':11}bar: memories injected · fire: share of prompts that injected\n", style="dim"
+    )
     text.append(f"{'':11}use: used or mentioned, of those with a known verdict", style="dim")
     if len(weeks) > len(shown):
-        text.append(f"\n{'':11}the last {len(shown)} of {len(weeks)} weeks; --json has them all", style="dim")
+        text.append(
+            f"\n{'':11}the last {len(shown)} of {len(weeks)} weeks; --json has them all",
+            style="dim",
+        )
     return text
 
 
@@ -152,25 +179,49 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
         overview = _Table(title="recall", show_header=False, title_justify="left")
         overview.add_column("what")
         overview.add_column("value", overflow="fold")
-        decisions = ", ".join(f"{k} {v}" for k, v in sorted(data["decisions"].items(), key=lambda kv: -kv[1]))
+        decisions = ", ".join(
+            f"{k} {v}" for k, v in sorted(data["decisions"].items(), key=lambda kv: -kv[1])
+        )
         rows = [
             ("period", f"{data['first']} … {data['last']}"),
             ("prompts seen", str(data["prompts"])),
             ("decisions", decisions),
-            ("fire rate", f"{_pct(data['fire_rate'])} of all, {_pct(data['fire_rate_considered'])} of non-trivial"),
-            ("zero-candidate rate", f"{_pct(data['zero_candidate_rate'])} of {data['searched']} searches"),
-            ("hook time", f"p50 {_ms(data['hook_ms']['p50'])}, p95 {_ms(data['hook_ms']['p95'])}, "
-                          f"max {_ms(data['hook_ms']['max'])}"),
-            ("injected size", "—" if data["injected_chars_avg"] is None else f"{data['injected_chars_avg']:.0f} chars on average"),
+            (
+                "fire rate",
+                f"{_pct(data['fire_rate'])} of all, "
+                f"{_pct(data['fire_rate_considered'])} of non-trivial",
+            ),
+            (
+                "zero-candidate rate",
+                f"{_pct(data['zero_candidate_rate'])} of {data['searched']} searches",
+            ),
+            (
+                "hook time",
+                f"p50 {_ms(data['hook_ms']['p50'])}, p95 {_ms(data['hook_ms']['p95'])}, "
+                f"max {_ms(data['hook_ms']['max'])}",
+            ),
+            (
+                "injected size",
+                "—"
+                if data["injected_chars_avg"] is None
+                else f"{data['injected_chars_avg']:.0f} chars on average",
+            ),
             ("tokenizer", ", ".join(f"{k} {v}" for k, v in data["backends"].items()) or "—"),
         ]
         use = data["use"]
         if use["injected"]:
             rows.append(("memories injected", _use_line(use)))
-            rows.append(("use rate", f"{_pct(use['engaged_rate'])} used or mentioned, "
-                                     f"{_pct(use['used_rate'])} used, of those judged"))
+            rows.append(
+                (
+                    "use rate",
+                    f"{_pct(use['engaged_rate'])} used or mentioned, "
+                    f"{_pct(use['used_rate'])} used, of those judged",
+                )
+            )
         if data["last_error"]:
-            rows.append(("last error", f"{data['last_error']['ts']}: {data['last_error']['error']}"))
+            rows.append(
+                ("last error", f"{data['last_error']['ts']}: {data['last_error']['error']}")
+            )
         for row in rows:
             overview.add_row(*row)
         con.print(overview.table)
@@ -180,12 +231,17 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
                 stores.add_column(column, justify="left" if column == "store" else "right")
             for name, st in data["stores"].items():
                 stores.add_row(
-                    name, str(st["searched"]), str(st["with_candidates"]), str(st["injected"]),
+                    name,
+                    str(st["searched"]),
+                    str(st["with_candidates"]),
+                    str(st["injected"]),
                     "—" if st["documents"] is None else str(st["documents"]),
                 )
             con.print(stores.table)
         if use["injected"]:
-            table = _Table(title="use of injected memories", title_justify="left", header_style="bold")
+            table = _Table(
+                title="use of injected memories", title_justify="left", header_style="bold"
+            )
             table.add_column("by store / reason", overflow="fold")
             for column in _USE_COLUMNS:
                 table.add_column(column, justify="right")
@@ -205,7 +261,10 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
                 kw.add_column(column, justify="right")
             for item in data["top_keywords"]:
                 fired = by_keyword.get(item["keyword"])
-                counts = [str(fired[c]) if fired else "0" for c in ("injected", "used", "mentioned", "ignored")]
+                counts = [
+                    str(fired[c]) if fired else "0"
+                    for c in ("injected", "used", "mentioned", "ignored")
+                ]
                 kw.add_row(item["keyword"], str(item["prompts"]), *counts)
             con.print(kw.table)
         if data["top_memories"]:
@@ -214,8 +273,14 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
                 numeric = column in ("times", "used", "mentioned")
                 mem.add_column(column, overflow="fold", justify="right" if numeric else "left")
             for item in data["top_memories"]:
-                mem.add_row(item["store"], item["ref"], item["title"], str(item["injected"]),
-                            str(item["used"]), str(item["mentioned"]))
+                mem.add_row(
+                    item["store"],
+                    item["ref"],
+                    item["title"],
+                    str(item["injected"]),
+                    str(item["used"]),
+                    str(item["mentioned"]),
+                )
             con.print(mem.table)
     run = data["summarize"]
     if not run:
@@ -226,14 +291,27 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
     table = _Table(title="last summarize run", show_header=False, title_justify="left")
     table.add_column("what")
     table.add_column("value", overflow="fold")
-    table.add_row("finished", str(run.get("finished") or "not finished (started " + str(run.get("started")) + ")"))
+    table.add_row(
+        "finished",
+        str(run.get("finished") or "not finished (started " + str(run.get("started")) + ")"),
+    )
     table.add_row("backend", str(run.get("backend", "—")))
     table.add_row("summarized", str(run.get("summarized", 0)))
     table.add_row("skipped", ", ".join(f"{k} {v}" for k, v in skipped.items()) or "0")
-    table.add_row("failed", str(len(failed)) + (
-        ": " + "; ".join(f"{f.get('session', '?')} ({f.get('reason', '?')})" for f in failed[:3] if isinstance(f, dict))
-        if failed else ""
-    ))
+    table.add_row(
+        "failed",
+        str(len(failed))
+        + (
+            ": "
+            + "; ".join(
+                f"{f.get('session', '?')} ({f.get('reason', '?')})"
+                for f in failed[:3]
+                if isinstance(f, dict)
+            )
+            if failed
+            else ""
+        ),
+    )
     table.add_row("pending", str(run.get("pending", "—")))
     table.add_row("oldest unsummarized", str(run.get("oldest_unsummarized") or "—"))
     con.print(table.table)
@@ -241,16 +319,25 @@ def _render(data: dict[str, Any], logs_dir: str) -> None:
 
 def usage_command(
     since: Annotated[
-        Optional[str], typer.Option("--since", help="Only injections newer than this: 7d, 2w, 3m or a date.")
+        Optional[str],
+        typer.Option("--since", help="Only injections newer than this: 7d, 2w, 3m or a date."),
     ] = None,
     verdict: Annotated[
-        Optional[str], typer.Option("--verdict", help="Only this verdict: used, mentioned, ignored or unknown.")
+        Optional[str],
+        typer.Option("--verdict", help="Only this verdict: used, mentioned, ignored or unknown."),
     ] = None,
-    session: Annotated[Optional[str], typer.Option("--session", help="Only this session id (or its start).")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many memories, newest first.")] = 30,
+    session: Annotated[
+        Optional[str], typer.Option("--session", help="Only this session id (or its start).")
+    ] = None,
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, help="How many memories, newest first.")
+    ] = 30,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
     refresh: Annotated[
-        bool, typer.Option("--refresh/--no-refresh", help="Judge new injections from the transcripts first.")
+        bool,
+        typer.Option(
+            "--refresh/--no-refresh", help="Judge new injections from the transcripts first."
+        ),
     ] = True,
 ) -> None:
     """Whether Claude used each memory the hook injected, with the evidence, newest first.
@@ -280,12 +367,23 @@ def usage_command(
         if session and not injection.session.startswith(session):
             continue
         for item, reason, row in zip(injection.items, injection.reasons, rows):
-            data = row.as_json() if row is not None else {
-                "entry": injection.entry, "session": injection.session, "ts": injection.ts,
-                "store": str(item.get("store", "?")), "ref": str(item.get("ref", "?")),
-                "title": str(item.get("title", "")), "reason": reason, "verdict": "unknown",
-                "evidence": ["not judged yet"], "transcript": "", "checked": "",
-            }
+            data = (
+                row.as_json()
+                if row is not None
+                else {
+                    "entry": injection.entry,
+                    "session": injection.session,
+                    "ts": injection.ts,
+                    "store": str(item.get("store", "?")),
+                    "ref": str(item.get("ref", "?")),
+                    "title": str(item.get("title", "")),
+                    "reason": reason,
+                    "verdict": "unknown",
+                    "evidence": ["not judged yet"],
+                    "transcript": "",
+                    "checked": "",
+                }
+            )
             if verdict is None or data["verdict"] == verdict:
                 shown.append(data)
     shown = shown[:limit]
@@ -296,8 +394,10 @@ def usage_command(
         out(dumps(shown, indent=1))
         return
     if not shown:
-        err(f"No injected memories{' since ' + since if since else ''}"
-            f"{' with verdict ' + verdict if verdict else ''} in {settings.logs_dir}.")
+        err(
+            f"No injected memories{' since ' + since if since else ''}"
+            f"{' with verdict ' + verdict if verdict else ''} in {settings.logs_dir}."
+        )
         return
     from ._io import console
 

@@ -8,7 +8,8 @@ import typer
 
 stopwords_app = typer.Typer(
     name="stopwords",
-    help="Tune the stopword list from what the recall log shows.\n\nExample: memrecall stopwords suggest",
+    help="Tune the stopword list from what the recall log shows.\n\n"
+    "Example: memrecall stopwords suggest",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -22,21 +23,33 @@ def register(app: typer.Typer) -> None:
 @stopwords_app.command(name="suggest")
 def suggest_command(
     since: Annotated[
-        Optional[str], typer.Option("--since", help="Only log entries newer than this: 30d, 2w, 3m or a date.")
+        Optional[str],
+        typer.Option("--since", help="Only log entries newer than this: 30d, 2w, 3m or a date."),
     ] = None,
     min_count: Annotated[
-        int, typer.Option("--min-count", min=1, help="Only keywords extracted from at least this many prompts.")
+        int,
+        typer.Option(
+            "--min-count", min=1, help="Only keywords extracted from at least this many prompts."
+        ),
     ] = 3,
     min_share: Annotated[
         Optional[float],
-        typer.Option("--min-share", min=0.0, max=1.0,
-                     help="Only keywords found in at least this share of documents [default: 0.1, 0 with --never-used]."),
+        typer.Option(
+            "--min-share",
+            min=0.0,
+            max=1.0,
+            help="Only keywords found in at least this share of documents "
+            "[default: 0.1, 0 with --never-used].",
+        ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="How many candidates.")] = 20,
     never_used: Annotated[
         bool,
-        typer.Option("--never-used", help="Keywords whose injected memories Claude never used: at least "
-                     "--min-count of them ignored and none used or mentioned, most ignored first."),
+        typer.Option(
+            "--never-used",
+            help="Keywords whose injected memories Claude never used: at least "
+            "--min-count of them ignored and none used or mentioned, most ignored first.",
+        ),
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
@@ -64,7 +77,9 @@ def suggest_command(
     if refresh(settings).busy:
         err("Another memrecall process is judging injections; using the verdicts stored so far.")
     share = min_share if min_share is not None else (0.0 if never_used else 0.1)
-    report = suggest(settings, cutoff, min_count=min_count, min_share=share, limit=limit, never_used=never_used)
+    report = suggest(
+        settings, cutoff, min_count=min_count, min_share=share, limit=limit, never_used=never_used
+    )
     if as_json:
         print_json(
             {
@@ -90,13 +105,33 @@ def suggest_command(
     from ._io import console
 
     table = Table(header_style="bold")
-    for column in ("keyword", "prompts", "avg df", "doc share", "injected", "main", "only", "quiet", "used",
-                   "ignored"):
-        table.add_column(column, justify="left" if column == "keyword" else "right", overflow="fold")
+    for column in (
+        "keyword",
+        "prompts",
+        "avg df",
+        "doc share",
+        "injected",
+        "main",
+        "only",
+        "quiet",
+        "used",
+        "ignored",
+    ):
+        table.add_column(
+            column, justify="left" if column == "keyword" else "right", overflow="fold"
+        )
     for s in report.suggestions:
         table.add_row(
-            s.keyword, str(s.extracted), f"{s.avg_df:.1f}", f"{s.doc_share:.0%}",
-            str(s.injections), str(s.main), str(s.only), str(s.quiet), str(s.used), str(s.ignored),
+            s.keyword,
+            str(s.extracted),
+            f"{s.avg_df:.1f}",
+            f"{s.doc_share:.0%}",
+            str(s.injections),
+            str(s.main),
+            str(s.only),
+            str(s.quiet),
+            str(s.used),
+            str(s.ignored),
         )
     console().print(table)
     err(
