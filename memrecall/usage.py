@@ -351,7 +351,8 @@ def _context_of(record: dict[str, Any]) -> str | None:
                 texts = [c for c in content if isinstance(c, str)]
             elif isinstance(content, str):
                 texts = [content]
-    elif kind in ("user", "system"):
+    elif kind in ("user", "system") and record.get("isCompactSummary") is not True:
+        # (A compaction summary may quote an earlier context; it injected nothing.)
         message = record.get("message")
         content = message.get("content") if isinstance(message, dict) else record.get("content")
         if isinstance(content, str):
