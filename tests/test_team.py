@@ -331,6 +331,8 @@ def test_teammates_recall_each_others_memories_after_the_merge(
         assert "team/alice/summaries/2026/12/2026-12-01-a1b2c3d4.md" in injected
         kafka = reader.search("KAFKA-77")
         assert [team_mod.author_of(h["ref"]) for h in kafka] == ["alice"]
+        shown = reader.ok("show", kafka[0]["ref"]).stdout  # the pull path reads it too
+        assert "Kafka consumer lag" in shown and "KAFKA-77" in shown
     assert [h["ref"] for h in carol.search("INV-4521")] == ["team:bob/summaries/2026/12/2026-12-02-b0b0b0b0.md"]
     # Alice's own memories come once, from her own folders: never again from the team clone.
     own = alice.search("PAY-1234 タイムアウト") + alice.search("KAFKA-77")
