@@ -26,6 +26,10 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # Tests are not about time unless they say so: a busy 2-core machine must not turn an
     # answer into "deadline". The few that test the deadline set their own (env beats file).
     monkeypatch.setenv("MEMRECALL_DEADLINE_MS", ROOMY_DEADLINE_MS)
+    # Never this machine's own transcripts: stats and usage read what a test's log points at.
+    transcripts = tmp_path / "claude-projects"
+    transcripts.mkdir()
+    monkeypatch.setenv("MEMRECALL_CLAUDE_PROJECTS", str(transcripts))
     return home
 
 

@@ -321,6 +321,7 @@ def test_summarize_and_doctor_find_transcripts_under_claude_config_dir(
     moved = tmp_path / "claude-elsewhere"
     write(moved / "projects" / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TURNS))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))
+    monkeypatch.delenv("MEMRECALL_CLAUDE_PROJECTS")  # conftest's: this test is about the default
     monkeypatch.setenv("MEMRECALL_NOW", (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat())
     assert run_app(["summarize", "--dry-run", "--backend", "extractive"]) == 0
     out = capsys.readouterr()
