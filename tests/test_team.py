@@ -25,6 +25,7 @@ from memrecall.__main__ import main
 from memrecall.config import load_settings, team_folder_name
 
 GIT = shutil.which("git")
+BRANCH = "memrecall/alice"
 pytestmark = pytest.mark.skipif(GIT is None, reason="git is not installed")
 
 SECRETS = {
@@ -75,7 +76,8 @@ def remote(tmp_path: Path) -> Path:
     git(tmp_path, "clone", "--quiet", str(bare), str(seed))
     (seed / "README.md").write_text("# Team memory\n", encoding="utf-8")
     (seed / "shared").mkdir()
-    (seed / "shared" / "conventions.md").write_text("# Conventions\nReview every PR.\n", encoding="utf-8")
+    conventions = seed / "shared" / "conventions.md"
+    conventions.write_text("# Conventions\nReview every PR.\n", encoding="utf-8")
     git(seed, "add", ".")
     git(seed, "commit", "--quiet", "-m", "start")
     git(seed, "push", "--quiet", "origin", "HEAD:main")
@@ -156,7 +158,9 @@ class Person:
         return json.loads(done.stdout) if done.stdout.strip() else []
 
     def recall(self, prompt: str, session: str = "s1", **env: str) -> str:
-        hook = json.dumps({"session_id": session, "prompt": prompt, "hook_event_name": "UserPromptSubmit"})
+        hook = json.dumps(
+            {"session_id": session, "prompt": prompt, "hook_event_name": "UserPromptSubmit"}
+        )
         done = self.run("recall", stdin=hook, env=env)
         assert done.returncode == 0 and not done.stderr
         return done.stdout
@@ -216,7 +220,9 @@ def test_init_clones_and_appends_team_to_the_users_config_untouched(
     assert len(list(alice.home.glob("config.toml.memrecall-backup-*"))) == 1
 
 
-def test_init_edits_an_existing_team_section_in_place(remote: Path, people: dict[str, Person]) -> None:
+def test_init_edits_an_existing_team_section_in_place(
+    remote: Path, people: dict[str, Person],
+) -> None:
     alice = people["alice"]
     config = alice.home / "config.toml"
     original = (
@@ -238,7 +244,8 @@ def test_init_edits_an_existing_team_section_in_place(remote: Path, people: dict
 def test_init_takes_the_folder_name_from_git_user_email(
     remote: Path, people: dict[str, Person], git_sandbox: Path,
 ) -> None:
-    (git_sandbox / ".gitconfig").write_text("[user]\n\temail = Jane.Doe+memo@example.com\n", encoding="utf-8")
+    gitconfig = git_sandbox / ".gitconfig"
+    gitconfig.write_text("[user]\n\temail = Jane.Doe+memo@example.com\n", encoding="utf-8")
     alice = people["alice"]
     alice.ok("team", "init", str(remote))
     team = alice.settings().team
@@ -288,7 +295,7 @@ def test_init_refuses_in_one_line(
         assert not any(p.name.startswith(".team.") for p in alice.home.iterdir())
 
 
-# --- sync: sharing, recall, never main ---------------------------------------------------------------
+# --- sync: sharing, recall, never main ------------------------------------------------------
 
 
 def setup_team(remote: Path, people: dict[str, Person], names: tuple[str, ...]) -> None:
@@ -311,8 +318,9 @@ def test_teammates_recall_each_others_memories_after_the_merge(
         assert f"team sync ({person.name} → memrecall/{person.name})" in done.stdout
         assert f"merge memrecall/{person.name} into main" in done.stdout
     assert git(remote, "rev-parse", "main").strip() == main_before  # nobody but people merge
-    assert "alice/summaries/2026/12/2026-12-01-a1b2c3d4.md" in branch_files(remote, "memrecall/alice")
-    assert any(f.startswith("alice/memories/shop/") for f in branch_files(remote, "memrecall/alice"))
+    shared = branch_files(remote, "memrecall/alice")
+    assert "alice/summaries/2026/12/2026-12-01-a1b2c3d4.md" in shared
+    assert any(f.startswith("alice/memories/shop/") for f in shared)
     assert "carol/summaries/.gitkeep" in branch_files(remote, "memrecall/carol")  # the layout
 
     maintainer = Maintainer(remote, tmp_path / "maintainer")
@@ -333,7 +341,8 @@ def test_teammates_recall_each_others_memories_after_the_merge(
         assert [team_mod.author_of(h["ref"]) for h in kafka] == ["alice"]
         shown = reader.ok("show", kafka[0]["ref"]).stdout  # the pull path reads it too
         assert "Kafka consumer lag" in shown and "KAFKA-77" in shown
-    assert [h["ref"] for h in carol.search("INV-4521")] == ["team:bob/summaries/2026/12/2026-12-02-b0b0b0b0.md"]
+    bobs = [h["ref"] for h in carol.search("INV-4521")]
+    assert bobs == ["team:bob/summaries/2026/12/2026-12-02-b0b0b0b0.md"]
     # Alice's own memories come once, from her own folders: never again from the team clone.
     own = alice.search("PAY-1234 タイムアウト") + alice.search("KAFKA-77")
     assert len(own) == 2 and not any(h["ref"].startswith("team:") for h in own)
@@ -357,7 +366,8 @@ def test_the_index_engine_finds_team_notes_after_a_sync(
     injected = bob.recall("CACHE-314 の TTL は？")
     assert "team/alice/summaries/2026/12/2026-12-03-c0ffee00.md" in injected
     lines = (bob.home / "logs").glob("recall-*.jsonl")
-    last = [json.loads(line) for f in lines for line in f.read_text(encoding="utf-8").splitlines()][-1]
+    logged = [line for f in lines for line in f.read_text(encoding="utf-8").splitlines()]
+    last = json.loads(logged[-1])
     assert last["engine"] == "index"
     hits = bob.search("CACHE-314", MEMRECALL_INDEX="off")  # and ripgrep agrees
     assert [h["ref"] for h in hits] == ["team:alice/summaries/2026/12/2026-12-03-c0ffee00.md"]
@@ -402,7 +412,8 @@ def test_the_detector_refuses_the_commit_when_redaction_missed_something(
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [
         "Error: refused to commit: the secret detector still finds aws-access-key in "
-        "alice/summaries/2026/12/2026-12-01-5ec12e75.md after redaction; edit the file and sync again"
+        "alice/summaries/2026/12/2026-12-01-5ec12e75.md after redaction; "
+        "edit the file and sync again"
     ]
     assert "memrecall/alice" not in git(remote, "branch", "--list")
     assert git(alice.clone, "branch", "--list", "memrecall/alice") == ""
@@ -438,10 +449,11 @@ def test_a_sync_with_nothing_new_reads_nothing_and_commits_nothing(
     monkeypatch.undo()
     os.utime(alice.home / "summaries" / "2026" / "12" / "2026-12-01-00000000.md")
     report = team_mod.sync(alice.settings())
-    assert report.ok and report.commit == "" and git(remote, "rev-parse", "memrecall/alice").strip() == tip
+    assert report.ok and report.commit == ""
+    assert git(remote, "rev-parse", "memrecall/alice").strip() == tip
 
 
-# --- offline, refused pushes, conflicts: nothing lost -------------------------------------------------
+# --- offline, refused pushes, conflicts: nothing lost ---------------------------------------
 
 
 def test_an_unreachable_remote_loses_nothing_and_the_next_sync_pushes(
@@ -468,7 +480,7 @@ def test_an_unreachable_remote_loses_nothing_and_the_next_sync_pushes(
     away.rename(remote)
     again = alice.ok("team", "sync")
     assert "pushed" in again.stdout
-    assert "alice/summaries/2026/12/2026-12-01-0ff11e00.md" in branch_files(remote, "memrecall/alice")
+    assert "alice/summaries/2026/12/2026-12-01-0ff11e00.md" in branch_files(remote, BRANCH)
     doctor = json.loads(alice.run("doctor", "--json").stdout)
     assert [c["status"] for c in doctor if c["name"] == "team"] == ["ok"]
 
@@ -484,9 +496,11 @@ def test_a_branch_moved_by_someone_else_is_merged_and_nothing_is_lost(
     reviewer = Maintainer(remote, tmp_path / "reviewer")
     rel = "alice/summaries/2026/12/2026-12-01-c0nf11c7.md"
     reviewer.commit_on("memrecall/alice", rel, "reviewer's version: RETRY-9 is four attempts\n")
-    reviewer.commit_on("memrecall/alice", "alice/memories/review/2026-12-02-note.md", "# From review\nREVIEW-5\n")
+    added = "alice/memories/review/2026-12-02-note.md"
+    reviewer.commit_on(BRANCH, added, "# From review\nREVIEW-5\n")
     # ...while alice's session rewrites the same summary and adds another.
-    note.write_text(note.read_text(encoding="utf-8") + "Later: RETRY-9 backoff 2 s.\n", encoding="utf-8")
+    later = note.read_text(encoding="utf-8") + "Later: RETRY-9 backoff 2 s.\n"
+    note.write_text(later, encoding="utf-8")
     alice.summary("2026-12-02", "5ec0nd00", "Second", "SECOND-2 decided.")
     done = alice.ok("team", "sync")
     assert "pushed" in done.stdout
@@ -500,7 +514,8 @@ def test_a_branch_moved_by_someone_else_is_merged_and_nothing_is_lost(
     assert "reviewer's version: RETRY-9 is four attempts" in history  # the other, in history
     assert "backoff 2 s" in note.read_text(encoding="utf-8")
     # Only fast-forwards of the remote branch: the reviewer's commit is an ancestor of the tip.
-    reviewer_tip = git(remote, "log", "--format=%H", "--grep", "edit alice/memories", "--all").split()[0]
+    reviewer_tip = git(remote, "log", "--format=%H", "--grep", "edit alice/memories", "--all")
+    reviewer_tip = reviewer_tip.split()[0]
     git(remote, "merge-base", "--is-ancestor", reviewer_tip, "memrecall/alice")
 
 
@@ -517,7 +532,7 @@ def test_a_push_refused_mid_sync_is_retried_by_the_next_sync(
 
     def racing(self: team_mod.Git, *args: str, **kwargs: Any) -> Any:
         if args[0] == "push":  # the remote branch moves between fetch and push
-            reviewer.commit_on("memrecall/alice", "alice/memories/x/2026-12-03-race.md", "# Race\nRACE-3\n")
+            reviewer.commit_on(BRANCH, "alice/memories/x/2026-12-03-race.md", "# Race\nRACE-3\n")
         return real_run(self, *args, **kwargs)
 
     monkeypatch.setattr(team_mod.Git, "run", racing)
@@ -529,7 +544,8 @@ def test_a_push_refused_mid_sync_is_retried_by_the_next_sync(
     again = team_mod.sync(alice.settings())
     assert again.ok and again.pushed
     files = branch_files(remote, "memrecall/alice")
-    assert {"alice/summaries/2026/12/2026-12-02-aaaa0002.md", "alice/memories/x/2026-12-03-race.md"} <= set(files)
+    assert "alice/summaries/2026/12/2026-12-02-aaaa0002.md" in files
+    assert "alice/memories/x/2026-12-03-race.md" in files
 
 
 def test_main_moving_and_a_shared_folder_edit_never_conflict(
@@ -544,11 +560,13 @@ def test_main_moving_and_a_shared_folder_edit_never_conflict(
     maintainer = Maintainer(remote, tmp_path / "maintainer")
     maintainer.merge("memrecall/bob")
     maintainer.commit_on("main", "shared/conventions.md", "# Conventions\nReview every PR twice.\n")
-    maintainer.commit_on("main", "alice/summaries/2026/12/typo-fix.md", "# a fix on main in alice's folder\n")
+    fix = "# a fix on main in alice's folder\n"
+    maintainer.commit_on("main", "alice/summaries/2026/12/typo-fix.md", fix)
     alice.summary("2026-12-02", "a11ce002", "Alice two", "ALICE-2.")
     alice.ok("team", "sync")
     tip = "memrecall/alice"
-    assert git(remote, "show", f"{tip}:shared/conventions.md") == "# Conventions\nReview every PR twice.\n"
+    conventions = git(remote, "show", f"{tip}:shared/conventions.md")
+    assert conventions == "# Conventions\nReview every PR twice.\n"
     files = set(branch_files(remote, tip))
     assert {"bob/summaries/2026/12/2026-12-01-b0b00001.md", "alice/summaries/2026/12/typo-fix.md",
             "alice/summaries/2026/12/2026-12-02-a11ce002.md"} <= files
@@ -636,7 +654,8 @@ def test_without_gh_or_glab_the_sync_names_the_branch_to_merge(
     (only_git / "git").symlink_to(GIT or "git")
     alice.summary("2026-12-01", "9a9a9a9a", "First", "PR-1.")
     done = alice.ok("team", "sync", env={"PATH": str(only_git)})
-    assert done.stdout.strip().endswith("merge memrecall/alice into main (open a pull request for it)")
+    hint = "merge memrecall/alice into main (open a pull request for it)"
+    assert done.stdout.strip().endswith(hint)
 
 
 # --- retention stays personal --------------------------------------------------------------------
@@ -668,9 +687,8 @@ def test_prune_archives_only_this_persons_files_in_the_team(
     assert "alice/summaries/2026/10/2026-10-01-01d0a11c.md" not in files
     assert "alice/summaries/2026/12/2026-12-01-4e3a11ce.md" in files
     assert "bob/summaries/2026/10/2026-10-01-01d0b0b0.md" in files  # bob's retention, not alice's
-    assert git(remote, "diff", "--name-only", "main", "memrecall/alice").split() and all(
-        p.startswith("alice/") for p in git(remote, "diff", "--name-only", "main", "memrecall/alice").split()
-    )
+    changed = git(remote, "diff", "--name-only", "main", BRANCH).split()
+    assert changed and all(p.startswith("alice/") for p in changed)
 
 
 def test_summaries_past_this_persons_retention_leave_the_team_without_prune(
@@ -686,7 +704,31 @@ def test_summaries_past_this_persons_retention_leave_the_team_without_prune(
     assert not any("a9ed0001" in f for f in files)  # out of alice's search: out of the team's
 
 
-# --- background, status, doctor, the hook's imports ---------------------------------------------------
+def test_a_deleted_memory_leaves_the_branch_but_a_missing_folder_deletes_nothing(
+    remote: Path, people: dict[str, Person],
+) -> None:
+    alice = people["alice"]
+    setup_team(remote, people, ("alice",))
+    alice.save("# Obsolete\nOBSOLETE-1 was a mistake.\n")
+    alice.save("# Keeper\nKEEPER-2 stays.\n")
+    alice.summary("2026-12-01", "5afe0001", "Safe", "SAFE-1.")
+    alice.ok("team", "sync")
+    memories = alice.home / "memories" / "shop"
+    (obsolete,) = [p for p in memories.iterdir() if "obsolete" in p.name]
+    obsolete.unlink()
+    done = alice.ok("team", "sync")
+    assert "1 removed" in done.stdout
+    files = branch_files(remote, BRANCH)
+    assert not any("obsolete" in f for f in files) and any("keeper" in f for f in files)
+    assert "OBSOLETE-1" in log_all(remote)  # git's history keeps it
+    # The memories folder gone (a moved MEMRECALL_HOME, an unmounted drive): nothing is deleted.
+    shutil.rmtree(alice.home / "memories")
+    done = alice.ok("team", "sync")
+    assert "the local memories folder is missing" in done.stderr
+    assert branch_files(remote, BRANCH) == files
+
+
+# --- background, status, doctor, the hook's imports -----------------------------------------
 
 
 def test_background_sync_returns_at_once_and_logs_its_outcome(
@@ -704,7 +746,7 @@ def test_background_sync_returns_at_once_and_logs_its_outcome(
         time.sleep(0.2)
     text = log.read_text(encoding="utf-8")
     assert "team sync (alice → memrecall/alice): 1 added or updated" in text, text
-    assert "alice/summaries/2026/12/2026-12-01-bac60001.md" in branch_files(remote, "memrecall/alice")
+    assert "alice/summaries/2026/12/2026-12-01-bac60001.md" in branch_files(remote, BRANCH)
     # Inside memrecall's own summarizer, a Stop hook does nothing at all.
     quiet = alice.run("team", "sync", "--background", env={"MEMRECALL_INTERNAL": "1"})
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
@@ -743,7 +785,8 @@ def test_team_vaults_leave_out_this_persons_folder(tmp_path: Path) -> None:
     env = {"MEMRECALL_HOME": str(tmp_path / "h"), "MEMRECALL_TEAM_CLONE": str(clone),
            "MEMRECALL_TEAM_REPO": "git@example.com:acme/team.git", "MEMRECALL_TEAM_NAME": "alice"}
     settings = load_settings(environ=env)
-    assert settings.team_vaults() == [(clone / "bob", "team:bob"), (clone / "shared", "team:shared")]
+    expected = [(clone / "bob", "team:bob"), (clone / "shared", "team:shared")]
+    assert settings.team_vaults() == expected
     assert load_settings(environ={**env, "MEMRECALL_TEAM_REPO": ""}).team_vaults() == []
     unsafe = load_settings(environ={**env, "MEMRECALL_TEAM_NAME": "../alice"})
     assert unsafe.team.name == "alice" and "not a plain folder name" in unsafe.warnings[0]
