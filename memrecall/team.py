@@ -47,6 +47,8 @@ NO_BRANCH = "-"
 # A file this large is not a note (a pasted dump): it stays out of the team repository.
 MAX_SHARED_BYTES = 4 << 20
 LOCAL_TIMEOUT = 600.0
+LOG_MAX_BYTES = 1 << 20
+LOG_KEEP_LINES = 2000
 _SUMMARY_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-")
 _PLACEHOLDER_KIND = re.compile(r"\[REDACTED:([a-z0-9-]+)\]")
 # A file in a git tree: (mode, object id).
@@ -357,6 +359,9 @@ def init(
     """Clone the team repository (once), choose this person's folder, record `[team]`."""
     exe = git_program()
     source = _source(repo, cwd or Path.cwd())
+    given = team_folder_name(name) if name else ""
+    if name and not given:
+        raise TeamError(f"--name {name!r} has nothing a folder name can use (a-z 0-9 . _ -)")
     clone = settings.team_dir
     cloned = False
     timeout = float(settings.team.timeout_seconds)
@@ -393,7 +398,7 @@ def init(
         os.replace(staging, clone)
         cloned = True
     git = Git(clone, timeout)
-    person = team_folder_name(name) if name else settings.team.name
+    person = given or settings.team.name
     if not person:
         person = team_folder_name(_identity_email(git))
     if not person:
@@ -653,9 +658,22 @@ def _record(settings: Settings, report: SyncReport) -> None:
     state["last_ok"] = report.finished if report.ok else previous.get("last_ok", "")
     try:
         write_json_atomic(state_path(settings), state)
-        append_line(settings.logs_dir / LOG_FILE, f"{report.finished} {report.line()}")
+        log = settings.logs_dir / LOG_FILE
+        append_line(log, f"{report.finished} {report.line()}")
+        _trim_log(log)
     except OSError as exc:
         report.notes.append(f"cannot record the sync: {exc.strerror or exc}")
+
+
+def _trim_log(log: Path) -> None:
+    """A Stop hook syncs after every answer: keep the log's newest lines, not years of them."""
+    from .atomic import locked, write_atomic
+
+    if log.stat().st_size <= LOG_MAX_BYTES:
+        return
+    with locked(log):
+        lines = log.read_bytes().splitlines(keepends=True)
+        write_atomic(log, b"".join(lines[-LOG_KEEP_LINES:]))
 
 
 def _sync_locked(settings: Settings, git: Git, report: SyncReport) -> None:

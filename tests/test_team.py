@@ -262,6 +262,7 @@ def test_init_takes_the_folder_name_from_git_user_email(
         ("not-a-clone", " exists and is not a git clone; move it away or set [team] clone"),
         ("no-git", "Error: git not found on PATH; install git and try again"),
         ("option-like", "Error: not a repository URL or path: '--upload-pack=touch x'"),
+        ("unusable-name", "Error: --name '山田' has nothing a folder name can use (a-z 0-9 . _ -)"),
     ],
 )
 def test_init_refuses_in_one_line(
@@ -285,12 +286,14 @@ def test_init_refuses_in_one_line(
         env = {"PATH": str(tmp_path / "empty-bin")}
     elif case == "option-like":
         args = ["--", "--upload-pack=touch x"]
+    elif case == "unusable-name":
+        args += ["--name", "山田"]
     done = alice.run("team", "init", *args, env=env)
     assert done.returncode == 1
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and expected in lines[0], done.stderr
     assert not (alice.home / "config.toml").exists()
-    if case in ("missing-path", "bad-url", "no-git", "option-like"):
+    if case in ("missing-path", "bad-url", "no-git", "option-like", "unusable-name"):
         assert not alice.clone.exists()
         assert not any(p.name.startswith(".team.") for p in alice.home.iterdir())
 
