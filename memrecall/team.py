@@ -968,8 +968,8 @@ def _commit_changes(
     updated = sorted(rel for rel, blob in wanted.items() if first.get(rel, ("", ""))[1] != blob)
     manifest.files = {rel: [live[rel].size, live[rel].mtime_ns, wanted[rel]] for rel in live}
     manifest.files.update(skipped)
-    if folder == (git.entries(mine, person) if mine else first):
-        # Nothing new for the team (a touched file; main moved): no commit, above all no
+    if folder == first or (mine is not None and folder == git.entries(mine, person)):
+        # Nothing new from this person (a touched file; main moved): no commit, above all no
         # merge commit that only says "main moved".
         report.archived = report.removed = 0
         manifest.commit = mine or NO_BRANCH
