@@ -115,7 +115,8 @@ def time_recall(where: Path, runs: int, rows: list[tuple[str, float, str]]) -> N
     subprocess.run([*memrecall, "index", "build"], env=env, check=True,
                    capture_output=True, cwd=where)
     rows.append(("index build over the team's folders", time.perf_counter() - started, ""))
-    hook = json.dumps({"session_id": "bench", "prompt": "TICKET-4242 の決済タイムアウトどうなった？"})
+    prompt = "TICKET-4242 の決済タイムアウトどうなった？"
+    hook = json.dumps({"session_id": "bench", "prompt": prompt})
     took = []
     for n in range(runs):
         started = time.perf_counter()

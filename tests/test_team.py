@@ -311,9 +311,13 @@ def test_teammates_recall_each_others_memories_after_the_merge(
 ) -> None:
     alice, bob, carol = people["alice"], people["bob"], people["carol"]
     setup_team(remote, people, ("alice", "bob", "carol"))
-    alice.summary("2026-12-01", "a1b2c3d4", "決済APIのタイムアウト", "PAY-1234 のタイムアウトは 7 秒に決定。")
+    alice.summary(
+        "2026-12-01", "a1b2c3d4", "決済APIのタイムアウト", "PAY-1234 のタイムアウトは 7 秒に決定。"
+    )
     alice.save("# Kafka consumer lag\nmax.poll.records を 100 に下げて KAFKA-77 の遅延を解決。\n")
-    bob.summary("2026-12-02", "b0b0b0b0", "在庫同期バッチ", "INV-4521 の二重加算は冪等キーで直した。")
+    bob.summary(
+        "2026-12-02", "b0b0b0b0", "在庫同期バッチ", "INV-4521 の二重加算は冪等キーで直した。"
+    )
     main_before = git(remote, "rev-parse", "main").strip()
 
     for person in (alice, bob, carol):
@@ -362,7 +366,9 @@ def test_the_index_engine_finds_team_notes_after_a_sync(
     setup_team(remote, people, ("alice", "bob"))
     bob.env["MEMRECALL_INDEX"] = "manual"
     bob.ok("index", "build")
-    alice.summary("2026-12-03", "c0ffee00", "Redis のキャッシュ設計", "CACHE-314 は TTL 600 秒で確定。")
+    alice.summary(
+        "2026-12-03", "c0ffee00", "Redis のキャッシュ設計", "CACHE-314 は TTL 600 秒で確定。"
+    )
     alice.ok("team", "sync")
     Maintainer(remote, tmp_path / "maintainer").merge("memrecall/alice")
     bob.ok("team", "sync")  # pulls main and refreshes bob's index
