@@ -593,7 +593,7 @@ class Schedule:
         at = f"{DAILY_HOUR:02d}:{DAILY_MINUTE:02d}"
         return (
             f"every day at {at} (local time): {self.wrapper_path}, "
-            f"which runs memrecall summarize then prune, output in {self.log_path}"
+            f"which runs memrecall summarize, prune, usage and team sync, output in {self.log_path}"
         )
 
     def change(self, remove: bool = False) -> str:
@@ -649,6 +649,10 @@ def _wrapper_script(argv: list[str], env: dict[str, str], log: Path) -> str:
         f"exec >> {quote(str(log), 'linux')} 2>&1\n"
         f"{exe} summarize\n"
         f"{exe} prune\n"
+        # Verdicts before Claude Code's own 30-day cleanup takes the transcripts they need.
+        f"{exe} usage --limit 1 >/dev/null\n"
+        # The day's summaries to the team's repository; a no-op without [team].
+        f"{exe} team sync --background\n"
     )
 
 

@@ -794,7 +794,13 @@ def test_cron_line(isolated_home: Path) -> None:
     assert "export PATH=/usr/local/bin:/usr/local/bin:/usr/bin:/bin\n" in script
     assert f"exec >> {isolated_home}/logs/schedule.log 2>&1\n" in script
     exe = "'/opt/mem recall/bin/memrecall'"
-    assert script.endswith(f"{exe} summarize\n{exe} prune\n")
+    assert script.endswith(DAILY_TAIL.format(exe=exe))
+
+
+# summarize and prune, then usage verdicts and the team sync (a no-op without [team]).
+DAILY_TAIL = (
+    "{exe} summarize\n{exe} prune\n{exe} usage --limit 1 >/dev/null\n{exe} team sync --background\n"
+)
 
 
 def test_cron_line_escapes_percent_in_the_wrapper_path(tmp_path: Path) -> None:
@@ -833,11 +839,11 @@ def test_the_daily_wrapper_runs_summarize_then_prune_with_the_carried_settings(
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"")
     assert calls.read_text(encoding="utf-8").splitlines() == [
-        f"summarize {home} {tmp_path}/vault's notes",
-        f"prune {home} {tmp_path}/vault's notes",
+        f"{command} {home} {tmp_path}/vault's notes"
+        for command in ("summarize", "prune", "usage", "team")
     ]
     log = (home / "logs" / "schedule.log").read_text(encoding="utf-8")
-    assert log == "ran summarize\nran prune\n"
+    assert log == "ran summarize\nran prune\nran team\n"  # usage's table is not logged
     mtime = schedule.wrapper_path.stat().st_mtime_ns
     write_wrapper(schedule)  # unchanged: not rewritten
     assert schedule.wrapper_path.stat().st_mtime_ns == mtime
@@ -870,7 +876,7 @@ def test_launchd_plist(isolated_home: Path, home: Path) -> None:
     assert plist["ProgramArguments"] == [str(isolated_home / "bin" / "memrecall-daily")]
     assert "EnvironmentVariables" not in plist
     exe = "/Users/me/.local/bin/memrecall"
-    assert schedule.wrapper.endswith(f"{exe} summarize\n{exe} prune\n")
+    assert schedule.wrapper.endswith(DAILY_TAIL.format(exe=exe))
     assert plist["StartCalendarInterval"] == {"Hour": 4, "Minute": 17}
     assert schedule.plist_path == home / "Library" / "LaunchAgents" / "com.memrecall.daily.plist"
 
@@ -989,8 +995,8 @@ def test_schedule_on_linux_says_it_wrote_to_cron_which_script_runs_and_when(
         "(crontab -l shows it)."
     )
     assert _said(err, "It runs") == (
-        f"It runs every day at 04:17 (local time): {wrapper}, which runs memrecall summarize "
-        f"then prune, output in {log}."
+        f"It runs every day at 04:17 (local time): {wrapper}, which runs memrecall summarize"
+        f", prune, usage and team sync, output in {log}."
     )
     (line,) = fake_crontab.read_text(encoding="utf-8").splitlines()
     assert line == f"17 4 * * * {wrapper} # memrecall daily" and os.access(wrapper, os.X_OK)
@@ -1037,8 +1043,8 @@ def test_schedule_on_macos_says_which_launchd_agent_it_wrote_and_loaded(
         f"Daily job in launchd: wrote the agent {agent} and loaded it (launchctl load -w)."
     )
     assert _said(err, "It runs") == (
-        f"It runs every day at 04:17 (local time): {wrapper}, which runs memrecall summarize "
-        f"then prune, output in {log}."
+        f"It runs every day at 04:17 (local time): {wrapper}, which runs memrecall summarize"
+        f", prune, usage and team sync, output in {log}."
     )
     assert plistlib.loads(agent.read_bytes())["ProgramArguments"] == [str(wrapper)]
     assert os.access(wrapper, os.X_OK)
@@ -1140,7 +1146,8 @@ def test_a_dry_run_says_which_scheduler_it_would_write_to_and_writes_nothing(
         "every day (local time): task memrecall-summarize"
         if platform == "windows"
         else (
-            f"every day at 04:17 (local time): {wrapper}, which runs memrecall summarize then prune"
+            f"every day at 04:17 (local time): {wrapper}, "
+            "which runs memrecall summarize, prune, usage and team sync"
         )
     )
     assert _said(err, "It would run").startswith(f"It would run {when}")
