@@ -80,10 +80,9 @@ def _register_commands() -> None:
     global _registered
     if _registered:
         return
-    from .commands import register_all, team
+    from .commands import register_all
 
     register_all(app)
-    team.register(app)
     _registered = True
 
 

@@ -19,6 +19,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "stats",
     "init",
     "doctor",
+    "team",
 )
 
 
