@@ -35,7 +35,9 @@ def _version(value: bool) -> None:
 def _main(
     version: Annotated[
         Optional[bool],
-        typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
     ] = None,
 ) -> None:
     """Episodic memory for Claude Code."""
@@ -62,7 +64,8 @@ def tokenize(
 def recall() -> None:
     """The UserPromptSubmit hook: hook JSON on stdin, context JSON (or nothing) on stdout.
 
-    Always exits 0. Example: echo '{"session_id":"s1","prompt":"PAY-1234 どうなった？"}' | memrecall recall
+    Always exits 0. Example:
+    echo '{"session_id":"s1","prompt":"PAY-1234 どうなった？"}' | memrecall recall
     """
     from .fast import recall_main
 
@@ -113,4 +116,3 @@ def run_app(args: list[str]) -> int:
             return int(usage)
         return unexpected(exc)
     return returned if isinstance(returned, int) else 0
-

@@ -157,7 +157,8 @@ class Settings:
         return [
             (root / entry.name, f"team:{entry.name}")
             for entry in entries
-            if not entry.name.startswith(".") and entry.name != own
+            if not entry.name.startswith(".")
+            and entry.name != own
             and entry.is_dir(follow_symlinks=False)
         ]
 
@@ -246,7 +247,8 @@ def _apply_section(target: Any, values: Any, section: str, warnings: list[str]) 
         # silently turned recall off (or killed every hook at once): a mistyped value.
         if bounds is not None and not bounds[0] <= value <= bounds[1]:
             warnings.append(
-                f"config [{section}] {key} = {value!r} is out of range {bounds[0]}..{bounds[1]}; using {current!r}"
+                f"config [{section}] {key} = {value!r} is out of range "
+                f"{bounds[0]}..{bounds[1]}; using {current!r}"
             )
             continue
         setattr(target, key, value)
@@ -292,7 +294,16 @@ def _min_budget() -> int | None:
     return len(frame) + ONE_HIT_CHARS
 
 
-_TOP_KEYS = {"index", "obsidian", "beads", "summaries", "memories", "claude_projects", "tokenizer", "retention_days"}
+_TOP_KEYS = {
+    "index",
+    "obsidian",
+    "beads",
+    "summaries",
+    "memories",
+    "claude_projects",
+    "tokenizer",
+    "retention_days",
+}
 
 
 def claude_config_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -311,8 +322,10 @@ def load_settings(
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     warnings: list[str] = []
 
-    home = _expand(flags["home"]) if "home" in flags else (
-        _expand(env["MEMRECALL_HOME"]) if env.get("MEMRECALL_HOME") else default_home()
+    home = (
+        _expand(flags["home"])
+        if "home" in flags
+        else (_expand(env["MEMRECALL_HOME"]) if env.get("MEMRECALL_HOME") else default_home())
     )
     config_path = home / "config.toml"
     file_values = _read_config_file(config_path, warnings)
@@ -356,7 +369,8 @@ def load_settings(
         least = _min_budget()
         if least is not None and recall.budget_chars < least:
             warnings.append(
-                f"config [recall] budget_chars = {recall.budget_chars} cannot hold the context template and "
+                f"config [recall] budget_chars = {recall.budget_chars} cannot hold "
+                "the context template and "
                 f"one memory (at least {least}); using {RecallSettings.budget_chars}"
             )
             recall.budget_chars = RecallSettings.budget_chars

@@ -27,7 +27,9 @@ BACKLOG_WARN_DAYS = 14
 BACKLOG_FAIL_DAYS = 25
 SIZE_WARN_BYTES = 200 * 1024 * 1024
 SLOW_START_MS = 500.0
-HOOK_PROBE = json.dumps({"session_id": "memrecall-doctor", "prompt": "ok", "hook_event_name": "UserPromptSubmit"})
+HOOK_PROBE = json.dumps(
+    {"session_id": "memrecall-doctor", "prompt": "ok", "hook_event_name": "UserPromptSubmit"}
+)
 
 
 @dataclass
@@ -57,10 +59,18 @@ def _timed(func: Callable[[], list[Check]], name: str) -> list[Check]:
     return checks
 
 
-def _run(argv: list[str] | str, timeout: float = 15, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+def _run(
+    argv: list[str] | str, timeout: float = 15, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        argv, capture_output=True, text=True, encoding="utf-8", errors="replace",
-        timeout=timeout, check=False, **kwargs,
+        argv,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=timeout,
+        check=False,
+        **kwargs,
     )
 
 
@@ -75,6 +85,7 @@ def _run_python(args: list[str], timeout: float, **kwargs: Any) -> subprocess.Co
 
 # --- the checks -------------------------------------------------------------------------
 
+
 def _recall_probe(settings: Settings) -> None:
     """Build what the hook builds from these settings: every store, a search, the rendered
     context. Raises what would turn recall off (the hook logs it and stays silent)."""
@@ -85,12 +96,26 @@ def _recall_probe(settings: Settings) -> None:
 
     keywords = [Keyword("memrecall-doctor-probe", "identifier", "", "regex")]
     # Stores passed in: the plain scan, no index refresh started in the background.
-    search(keywords, settings, stores=open_stores(settings), deadline=time.monotonic() + 10, limit=1)
-    hit = Hit(store="summaries", ref="probe", path=Path("2026/11/2026-11-30-abcdef12.md"), title="決済タイムアウト",
-              date=settings.now, score=1.0, matched=["決済"], line=1, snippet="",
-              lines=[(1, "PAY-1234 の決済タイムアウトを 5 秒にした。")])
+    search(
+        keywords, settings, stores=open_stores(settings), deadline=time.monotonic() + 10, limit=1
+    )
+    hit = Hit(
+        store="summaries",
+        ref="probe",
+        path=Path("2026/11/2026-11-30-abcdef12.md"),
+        title="決済タイムアウト",
+        date=settings.now,
+        score=1.0,
+        matched=["決済"],
+        line=1,
+        snippet="",
+        lines=[(1, "PAY-1234 の決済タイムアウトを 5 秒にした。")],
+    )
     if render_context([hit], settings.recall.budget_chars, template("context.md")) is None:
-        raise ValueError(f"recall.budget_chars = {settings.recall.budget_chars} cannot hold the context and one memory")
+        raise ValueError(
+            f"recall.budget_chars = {settings.recall.budget_chars} "
+            "cannot hold the context and one memory"
+        )
 
 
 def check_config(settings: Settings) -> list[Check]:
@@ -99,11 +124,23 @@ def check_config(settings: Settings) -> list[Check]:
     try:
         _recall_probe(settings)
     except Exception as exc:  # whatever it is, the hook would hit it on every prompt
-        return [Check("config", FAIL, f"these settings break recall: {exc.__class__.__name__}: {exc}"[:400],
-                      f"fix {where} (or the MEMRECALL_* variables)")]
+        return [
+            Check(
+                "config",
+                FAIL,
+                f"these settings break recall: {exc.__class__.__name__}: {exc}"[:400],
+                f"fix {where} (or the MEMRECALL_* variables)",
+            )
+        ]
     if settings.warnings:
         return [Check("config", WARN, "; ".join(settings.warnings)[:400], f"fix {where}")]
-    return [Check("config", OK, f"{where} ({'read' if present else 'not present, defaults'}); home {settings.home}")]
+    return [
+        Check(
+            "config",
+            OK,
+            f"{where} ({'read' if present else 'not present, defaults'}); home {settings.home}",
+        )
+    ]
 
 
 HOME_PROBE_BYTES = 64 * 1024
@@ -119,13 +156,15 @@ def check_home(settings: Settings) -> list[Check]:
     try:
         home.mkdir(parents=True, exist_ok=True)  # what the first hook run would do
         probe = home / f".memrecall-doctor-{os.getpid()}-{os.urandom(4).hex()}.tmp"
-        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600)
+        fd = os.open(
+            probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o600
+        )
         try:
             try:
                 # Real bytes, synced: a full disk often still lets an empty file be created.
                 data = memoryview(b"\0" * HOME_PROBE_BYTES)
                 while data:
-                    data = data[os.write(fd, data):]
+                    data = data[os.write(fd, data) :]
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -148,12 +187,23 @@ def check_rg() -> list[Check]:
 
     rg = find_rg()
     if rg is None:
-        return [Check("ripgrep", WARN, "rg not found: recall falls back to a 2–8× slower Python scan",
-                      "install the ripgrep package into memrecall's environment (pip install 'ripgrep<15') or rg itself")]
+        return [
+            Check(
+                "ripgrep",
+                WARN,
+                "rg not found: recall falls back to a 2–8× slower Python scan",
+                "install the ripgrep package into memrecall's environment "
+                "(pip install 'ripgrep<15') or rg itself",
+            )
+        ]
     done = _run([rg, "--version"], timeout=10)
     version = (done.stdout.splitlines() or ["?"])[0]
     if done.returncode != 0:
-        return [Check("ripgrep", FAIL, f"{rg} does not run (exit {done.returncode})", "reinstall ripgrep")]
+        return [
+            Check(
+                "ripgrep", FAIL, f"{rg} does not run (exit {done.returncode})", "reinstall ripgrep"
+            )
+        ]
     return [Check("ripgrep", OK, f"{version} ({rg})")]
 
 
@@ -182,31 +232,53 @@ def check_tokenizers(settings: Settings) -> list[Check]:
         started = time.perf_counter()
         try:
             done = _run_python(["-c", _TOKENIZER_PROBE, name], timeout=60)
-            result = json.loads(done.stdout.strip().splitlines()[-1]) if done.stdout.strip() else {
-                "error": (done.stderr.strip().splitlines() or ["no output"])[-1]
-            }
+            result = (
+                json.loads(done.stdout.strip().splitlines()[-1])
+                if done.stdout.strip()
+                else {"error": (done.stderr.strip().splitlines() or ["no output"])[-1]}
+            )
         except (subprocess.TimeoutExpired, ValueError, OSError) as exc:
             result = {"error": f"{exc.__class__.__name__}: {exc}"}
         wall = (time.perf_counter() - started) * 1000
         wanted = configured == name
         if "error" in result:
             status = FAIL if wanted else WARN
-            checks.append(Check(label, status, f"unavailable: {result['error']}",
-                                f"pip install the {name} extras, or set tokenizer to another backend", wall))
+            checks.append(
+                Check(
+                    label,
+                    status,
+                    f"unavailable: {result['error']}",
+                    f"pip install the {name} extras, or set tokenizer to another backend",
+                    wall,
+                )
+            )
             continue
         if chosen_for_auto is None:
             chosen_for_auto = name
         ms = float(result["ms"])
-        role = " (configured)" if wanted else (" (auto picks this)" if configured == "auto" and chosen_for_auto == name else "")
+        role = (
+            " (configured)"
+            if wanted
+            else (" (auto picks this)" if configured == "auto" and chosen_for_auto == name else "")
+        )
         status = WARN if ms > SLOW_START_MS and (wanted or role) else OK
-        fix = "the hook pays this on every prompt; a warm page cache or another backend is faster" if status == WARN else ""
+        fix = (
+            "the hook pays this on every prompt; a warm page cache or another backend is faster"
+            if status == WARN
+            else ""
+        )
         checks.append(Check(label, status, f"import + first prompt {ms:.0f} ms{role}", fix, wall))
     if configured.startswith("command:"):
-        program = configured[len("command:"):].strip().split()[:1]
+        program = configured[len("command:") :].strip().split()[:1]
         found = bool(program) and (shutil.which(program[0]) or Path(program[0]).is_file())
-        checks.append(Check("tokenizer command", OK if found else FAIL,
-                            f"{configured}" + ("" if found else ": program not found"),
-                            "" if found else "fix the tokenizer setting"))
+        checks.append(
+            Check(
+                "tokenizer command",
+                OK if found else FAIL,
+                f"{configured}" + ("" if found else ": program not found"),
+                "" if found else "fix the tokenizer setting",
+            )
+        )
     return checks
 
 
@@ -226,40 +298,85 @@ def check_stores(settings: Settings) -> list[Check]:
     for root in settings.obsidian:
         started = time.perf_counter()
         if not root.is_dir():
-            checks.append(Check("store obsidian", FAIL, f"{root} is not a folder", "fix MEMRECALL_OBSIDIAN / obsidian in config.toml"))
+            checks.append(
+                Check(
+                    "store obsidian",
+                    FAIL,
+                    f"{root} is not a folder",
+                    "fix MEMRECALL_OBSIDIAN / obsidian in config.toml",
+                )
+            )
             continue
         count = _count_md(root)
         status = OK if count else WARN
-        checks.append(Check("store obsidian", status, f"{root}: {count} notes", "" if count else "the vault has no .md notes",
-                            (time.perf_counter() - started) * 1000))
+        checks.append(
+            Check(
+                "store obsidian",
+                status,
+                f"{root}: {count} notes",
+                "" if count else "the vault has no .md notes",
+                (time.perf_counter() - started) * 1000,
+            )
+        )
     for location in settings.beads:
         started = time.perf_counter()
         store = BeadsStore([location])
         if not store.files:
-            checks.append(Check("store beads", FAIL, f"no issues.jsonl found at {location}",
-                                "point MEMRECALL_BEADS at a project root, its .beads/ folder or the .jsonl file"))
+            checks.append(
+                Check(
+                    "store beads",
+                    FAIL,
+                    f"no issues.jsonl found at {location}",
+                    "point MEMRECALL_BEADS at a project root, its .beads/ folder "
+                    "or the .jsonl file",
+                )
+            )
             continue
         names = ", ".join(str(p) for p in store.files)
-        checks.append(Check("store beads", OK, f"{names}: {store.doc_count()} lines",
-                            ms=(time.perf_counter() - started) * 1000))
+        checks.append(
+            Check(
+                "store beads",
+                OK,
+                f"{names}: {store.doc_count()} lines",
+                ms=(time.perf_counter() - started) * 1000,
+            )
+        )
     if not settings.obsidian and not settings.beads:
-        checks.append(Check("stores", WARN, "no vault and no beads file configured: only summaries are searched",
-                            "set MEMRECALL_OBSIDIAN / MEMRECALL_BEADS (or obsidian / beads in config.toml)"))
+        checks.append(
+            Check(
+                "stores",
+                WARN,
+                "no vault and no beads file configured: only summaries are searched",
+                "set MEMRECALL_OBSIDIAN / MEMRECALL_BEADS (or obsidian / beads in config.toml)",
+            )
+        )
     started = time.perf_counter()
     root = settings.summaries
     if not root.is_dir():
-        checks.append(Check("store summaries", WARN, f"{root} does not exist yet", "run memrecall summarize"))
+        checks.append(
+            Check("store summaries", WARN, f"{root} does not exist yet", "run memrecall summarize")
+        )
     else:
         cutoff = settings.now.timestamp() - settings.retention_days * 86400
-        infos = [i for i in (summary_info(p, root) for p in iter_summary_files(root)) if i is not None]
+        infos = [
+            i for i in (summary_info(p, root) for p in iter_summary_files(root)) if i is not None
+        ]
         fresh = sum(1 for i in infos if i.date.timestamp() >= cutoff)
         status = OK if infos else WARN
-        window = f"within {settings.retention_days} days" if settings.retention_days < 36500 else "kept (no retention limit)"
-        checks.append(Check(
-            "store summaries", status,
-            f"{root}: {len(infos)} summaries, {fresh} {window}",
-            "" if infos else "run memrecall summarize", (time.perf_counter() - started) * 1000,
-        ))
+        window = (
+            f"within {settings.retention_days} days"
+            if settings.retention_days < 36500
+            else "kept (no retention limit)"
+        )
+        checks.append(
+            Check(
+                "store summaries",
+                status,
+                f"{root}: {len(infos)} summaries, {fresh} {window}",
+                "" if infos else "run memrecall summarize",
+                (time.perf_counter() - started) * 1000,
+            )
+        )
     return checks
 
 
@@ -271,7 +388,10 @@ def _settings_files(project: bool) -> list[tuple[str, Path]]:
     files = [("user", claude_dir() / "settings.json")]
     if project:
         cwd = Path.cwd()
-        files += [("project", cwd / ".claude" / "settings.json"), ("local", cwd / ".claude" / "settings.local.json")]
+        files += [
+            ("project", cwd / ".claude" / "settings.json"),
+            ("local", cwd / ".claude" / "settings.local.json"),
+        ]
     return files
 
 
@@ -342,21 +462,37 @@ def _check_handler(scope: str, path: Path, handler: dict[str, Any]) -> Check:
     command = str(handler.get("command"))
     argv = hook_argv(command)
     if argv is None:
-        return Check(label, WARN, f"{path}: foreign command {_show(command)} is not plainly memrecall; not run",
-                     "doctor never runs configured commands; check what it runs yourself")
+        return Check(
+            label,
+            WARN,
+            f"{path}: foreign command {_show(command)} is not plainly memrecall; not run",
+            "doctor never runs configured commands; check what it runs yourself",
+        )
     program = _resolve_program(argv[0])
     if program is None:
-        return Check(label, FAIL, f"{path}: {_show(command)} points at a missing program",
-                     "run memrecall init again (it rewrites the path)")
+        return Check(
+            label,
+            FAIL,
+            f"{path}: {_show(command)} points at a missing program",
+            "run memrecall init again (it rewrites the path)",
+        )
     if not (program.is_file() and os.access(program, os.X_OK)):
-        return Check(label, FAIL, f"{path}: {_show(command)}: {program} is not an executable file",
-                     "run memrecall init again (it rewrites the path)")
+        return Check(
+            label,
+            FAIL,
+            f"{path}: {_show(command)}: {program} is not an executable file",
+            "run memrecall init again (it rewrites the path)",
+        )
     probe = _own_probe_argv(argv)
     if probe is None:
         known = len(argv) == 2 and _looks_like_memrecall_script(program)
         what = "another memrecall installation" if known else "not this memrecall"
-        return Check(label, WARN, f"{path}: {_show(command)} runs {program}, {what}; not run",
-                     "run that installation's own doctor, or memrecall init to point the hook here")
+        return Check(
+            label,
+            WARN,
+            f"{path}: {_show(command)} runs {program}, {what}; not run",
+            "run that installation's own doctor, or memrecall init to point the hook here",
+        )
     timeout = handler.get("timeout")
     started = time.perf_counter()
     try:
@@ -366,20 +502,40 @@ def _check_handler(scope: str, path: Path, handler: dict[str, Any]) -> Check:
         with tempfile.TemporaryDirectory(prefix="memrecall-doctor-") as empty:
             # MEMRECALL_INTERNAL makes the hook exit at once: this measures start-up
             # without writing a recall log entry or touching session state.
-            done = _run(probe, timeout=30, input=HOOK_PROBE, cwd=empty,
-                        env={**os.environ, "MEMRECALL_INTERNAL": "1"})
+            done = _run(
+                probe,
+                timeout=30,
+                input=HOOK_PROBE,
+                cwd=empty,
+                env={**os.environ, "MEMRECALL_INTERNAL": "1"},
+            )
         code, stdout = done.returncode, done.stdout
     except subprocess.TimeoutExpired:
         code, stdout = -1, ""
     ms = (time.perf_counter() - started) * 1000
     if code != 0 or stdout.strip():
-        return Check(label, FAIL, f"{program} recall exited {code} (stdout {len(stdout)} chars)",
-                     "run memrecall recall by hand to see the error; memrecall init rewrites the hook", ms)
+        return Check(
+            label,
+            FAIL,
+            f"{program} recall exited {code} (stdout {len(stdout)} chars)",
+            "run memrecall recall by hand to see the error; memrecall init rewrites the hook",
+            ms,
+        )
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool):
-        return Check(label, WARN, f"{path}: no timeout (Claude Code waits up to 30 s)",
-                     "memrecall init sets timeout: 10", ms)
-    return Check(label, OK, f"{path}: {_show(command)[1:-1]} (timeout {timeout} s), this installation, "
-                 f"starts in {ms:.0f} ms", ms=ms)
+        return Check(
+            label,
+            WARN,
+            f"{path}: no timeout (Claude Code waits up to 30 s)",
+            "memrecall init sets timeout: 10",
+            ms,
+        )
+    return Check(
+        label,
+        OK,
+        f"{path}: {_show(command)[1:-1]} (timeout {timeout} s), this installation, "
+        f"starts in {ms:.0f} ms",
+        ms=ms,
+    )
 
 
 def check_hook(project: bool = False) -> list[Check]:
@@ -394,12 +550,21 @@ def check_hook(project: bool = False) -> list[Check]:
         try:
             text, data = read_settings_file(path)
         except MemrecallError as exc:
-            checks.append(Check(f"hook ({scope})", FAIL, str(exc), "fix the file; Claude Code ignores a broken one"))
+            checks.append(
+                Check(
+                    f"hook ({scope})",
+                    FAIL,
+                    str(exc),
+                    "fix the file; Claude Code ignores a broken one",
+                )
+            )
             continue
         if text is None:
             continue
         enabled = data.get("enabledPlugins")
-        if isinstance(enabled, dict) and any(str(k).split("@")[0] == "memrecall" and v for k, v in enabled.items()):
+        if isinstance(enabled, dict) and any(
+            str(k).split("@")[0] == "memrecall" and v for k, v in enabled.items()
+        ):
             found_any = True
             checks.append(Check(f"hook ({scope})", OK, f"memrecall plugin enabled in {path}"))
         for handler in prompt_handlers(data):
@@ -411,9 +576,13 @@ def check_hook(project: bool = False) -> list[Check]:
     if not found_any:
         fix = "run memrecall init (or install the memrecall plugin)"
         local = Path.cwd() / ".claude"
-        if not project and any((local / name).exists() for name in ("settings.json", "settings.local.json")):
+        if not project and any(
+            (local / name).exists() for name in ("settings.json", "settings.local.json")
+        ):
             fix += "; installed in this project? memrecall doctor --project checks it"
-        checks.append(Check("hook", FAIL, "the memrecall hook is not in any Claude Code settings file", fix))
+        checks.append(
+            Check("hook", FAIL, "the memrecall hook is not in any Claude Code settings file", fix)
+        )
     return checks
 
 
@@ -443,8 +612,10 @@ def check_claude(settings: Settings) -> list[Check]:
     if program is None:
         found = shutil.which(settings.summarize.claude_command)
         where = f"found at {found}" if found else "not on PATH"
-        detail = (f"not needed: the {backend} summarize backend does not run it "
-                  f"({settings.summarize.claude_command!r} {where})")
+        detail = (
+            f"not needed: the {backend} summarize backend does not run it "
+            f"({settings.summarize.claude_command!r} {where})"
+        )
         return [Check("claude CLI", OK, detail)]
     from .errors import BackendUnavailable
     from .summarize.backends import ensure_available, get_backend
@@ -453,17 +624,28 @@ def check_claude(settings: Settings) -> list[Check]:
         # The backend's own test: doctor and summarize agree on whether it can start.
         ensure_available(get_backend(backend, settings))
     except BackendUnavailable as exc:
-        return [Check(
-            "claude CLI", FAIL, f"{exc}; the {backend} summarize backend runs it",
-            "install Claude Code, set [summarize] claude_command to its path, or summarize "
-            'without it: [summarize] backend = "extractive" in config.toml',
-        )]
+        return [
+            Check(
+                "claude CLI",
+                FAIL,
+                f"{exc}; the {backend} summarize backend runs it",
+                "install Claude Code, set [summarize] claude_command to its path, or summarize "
+                'without it: [summarize] backend = "extractive" in config.toml',
+            )
+        ]
     found = shutil.which(program) or program
     try:
         done = _run([found, "--version"], timeout=20, env={**os.environ, "MEMRECALL_INTERNAL": "1"})
         version = (done.stdout.strip().splitlines() or ["version unknown"])[0]
     except (subprocess.TimeoutExpired, OSError) as exc:
-        return [Check("claude CLI", WARN, f"{found} --version failed: {exc.__class__.__name__}", "check the install")]
+        return [
+            Check(
+                "claude CLI",
+                WARN,
+                f"{found} --version failed: {exc.__class__.__name__}",
+                "check the install",
+            )
+        ]
     return [Check("claude CLI", OK, f"{version} ({found})")]
 
 
@@ -479,8 +661,14 @@ def check_summarize(settings: Settings) -> list[Check]:
 
     record = read_run_record(settings)
     if record is None:
-        return [Check("summarize", WARN, "never run",
-                      "run memrecall summarize, and schedule it daily: memrecall init --schedule")]
+        return [
+            Check(
+                "summarize",
+                WARN,
+                "never run",
+                "run memrecall summarize, and schedule it daily: memrecall init --schedule",
+            )
+        ]
     checks: list[Check] = []
     finished = record.get("finished")
     age = _age_days(finished, settings.now)
@@ -488,14 +676,31 @@ def check_summarize(settings: Settings) -> list[Check]:
     failed = listed if isinstance(listed, list) else []
     detail = (
         f"last run {finished or 'unfinished'}: {record.get('summarized', 0)} summarized, "
-        f"{sum(v for v in (record.get('skipped') or {}).values() if isinstance(v, int))} skipped, {len(failed)} failed"
+        f"{sum(v for v in (record.get('skipped') or {}).values() if isinstance(v, int))} "
+        f"skipped, {len(failed)} failed"
     )
     if finished is None or age is None:
-        checks.append(Check("summarize", WARN, detail + " (the last run did not finish)", "run memrecall summarize"))
+        checks.append(
+            Check(
+                "summarize",
+                WARN,
+                detail + " (the last run did not finish)",
+                "run memrecall summarize",
+            )
+        )
     elif age > 3:
-        checks.append(Check("summarize", WARN, detail + f" ({age:.0f} days ago)", "schedule it: memrecall init --schedule"))
+        checks.append(
+            Check(
+                "summarize",
+                WARN,
+                detail + f" ({age:.0f} days ago)",
+                "schedule it: memrecall init --schedule",
+            )
+        )
     elif failed:
-        checks.append(Check("summarize", WARN, detail, "memrecall summarize --dry-run shows why; see stats"))
+        checks.append(
+            Check("summarize", WARN, detail, "memrecall summarize --dry-run shows why; see stats")
+        )
     else:
         checks.append(Check("summarize", OK, detail))
     pending = record.get("pending")
@@ -504,11 +709,28 @@ def check_summarize(settings: Settings) -> list[Check]:
         checks.append(Check("backlog", OK, f"nothing waiting (pending {pending or 0})"))
     else:
         left = TRANSCRIPT_CLEANUP_DAYS - oldest
-        detail = f"{pending} sessions pending; oldest {oldest:.0f} days old, Claude Code deletes it in ~{max(0, left):.0f} days"
+        detail = (
+            f"{pending} sessions pending; oldest {oldest:.0f} days old, "
+            f"Claude Code deletes it in ~{max(0, left):.0f} days"
+        )
         if oldest >= BACKLOG_FAIL_DAYS:
-            checks.append(Check("backlog", FAIL, detail, "run memrecall summarize now (raise --limit); transcripts go after 30 days"))
+            checks.append(
+                Check(
+                    "backlog",
+                    FAIL,
+                    detail,
+                    "run memrecall summarize now (raise --limit); transcripts go after 30 days",
+                )
+            )
         elif oldest >= BACKLOG_WARN_DAYS:
-            checks.append(Check("backlog", WARN, detail, "run memrecall summarize more often or with a higher --limit"))
+            checks.append(
+                Check(
+                    "backlog",
+                    WARN,
+                    detail,
+                    "run memrecall summarize more often or with a higher --limit",
+                )
+            )
         else:
             checks.append(Check("backlog", OK, detail))
     return checks
@@ -539,7 +761,11 @@ def check_sizes(settings: Settings) -> list[Check]:
     summaries = _size(settings.summaries) if settings.summaries.is_dir() else 0
     detail = f"logs {_human(logs)}, state {_human(state)}, summaries {_human(summaries)}"
     if logs + state > SIZE_WARN_BYTES:
-        return [Check("disk use", WARN, detail, "memrecall prune trims old recall logs and session state")]
+        return [
+            Check(
+                "disk use", WARN, detail, "memrecall prune trims old recall logs and session state"
+            )
+        ]
     return [Check("disk use", OK, detail)]
 
 
@@ -551,38 +777,82 @@ def check_index(settings: Settings) -> list[Check]:
     from .tokenizers import resolve
 
     if not settings.index.enabled:
-        return [Check("index", OK, "disabled ([index] enabled = false or MEMRECALL_INDEX=off): ripgrep answers")]
+        return [
+            Check(
+                "index",
+                OK,
+                "disabled ([index] enabled = false or MEMRECALL_INDEX=off): ripgrep answers",
+            )
+        ]
     state = status(settings)
     if not state.exists:
-        return [Check("index", WARN, "no index yet: prompts use ripgrep until one is built",
-                      "memrecall index build (the first prompt also starts one in the background)")]
+        return [
+            Check(
+                "index",
+                WARN,
+                "no index yet: prompts use ripgrep until one is built",
+                "memrecall index build (the first prompt also starts one in the background)",
+            )
+        ]
     rebuild = "memrecall index rebuild"
     if state.problem:
         return [Check("index", WARN, state.problem, rebuild)]
     assert state.path is not None
     damaged = verify_checksums(state.path)
     if damaged:
-        return [Check("index", WARN, f"index file {damaged} is damaged (checksum): prompts use ripgrep", rebuild)]
+        return [
+            Check(
+                "index",
+                WARN,
+                f"index file {damaged} is damaged (checksum): prompts use ripgrep",
+                rebuild,
+            )
+        ]
     analyser = resolve(settings.tokenizer)[0].name
     if state.backend != analyser:
-        return [Check("index", WARN, f"built with the {state.backend} analyser, prompts use {analyser}", rebuild)]
+        return [
+            Check(
+                "index",
+                WARN,
+                f"built with the {state.backend} analyser, prompts use {analyser}",
+                rebuild,
+            )
+        ]
     import json
 
     meta = json.loads((state.path / "memrecall.json").read_text(encoding="utf-8"))
     indexed = {tuple(r) for r in meta.get("roots", []) if isinstance(r, list)}
-    missing = [str(r.path) for r in configured_roots(settings) if (r.store, str(r.path)) not in indexed]
-    detail = f"{state.documents} documents, {state.bytes / 1e6:.1f} MB, refreshed {state.age_seconds or 0:.0f} s ago"
+    missing = [
+        str(r.path) for r in configured_roots(settings) if (r.store, str(r.path)) not in indexed
+    ]
+    detail = (
+        f"{state.documents} documents, {state.bytes / 1e6:.1f} MB, "
+        f"refreshed {state.age_seconds or 0:.0f} s ago"
+    )
     checks = [Check("index", OK, detail)]
     if missing:
-        checks = [Check("index", WARN, f"{detail}; not indexed yet: {', '.join(missing)[:300]}", "memrecall index refresh")]
+        checks = [
+            Check(
+                "index",
+                WARN,
+                f"{detail}; not indexed yet: {', '.join(missing)[:300]}",
+                "memrecall index refresh",
+            )
+        ]
     log = index_home(settings) / "refresh.log"
     try:
         tail = log.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:]
     except OSError:
         tail = []
     if tail and log.stat().st_mtime > time.time() - 7 * 86400:
-        checks.append(Check("index refresh", WARN, f"the background refresh reported: {tail[0][:300]}",
-                            f"run memrecall index refresh to see the error; {log} keeps it"))
+        checks.append(
+            Check(
+                "index refresh",
+                WARN,
+                f"the background refresh reported: {tail[0][:300]}",
+                f"run memrecall index refresh to see the error; {log} keeps it",
+            )
+        )
     return checks
 
 
@@ -593,22 +863,40 @@ def check_team(settings: Settings) -> list[Check]:
     if not settings.team.repo:
         return [Check("team", OK, "not set up (memrecall team init REPO shares memories)")]
     if not (settings.team_dir / ".git").is_dir():
-        return [Check("team", FAIL, f"no team clone at {settings.team_dir}",
-                      f"memrecall team init {settings.team.repo}")]
+        return [
+            Check(
+                "team",
+                FAIL,
+                f"no team clone at {settings.team_dir}",
+                f"memrecall team init {settings.team.repo}",
+            )
+        ]
     last = read_state(settings)
     if not last:
         return [Check("team", WARN, f"{settings.team.repo}: never synced", "memrecall team sync")]
     when = last.get("finished") or last.get("started")
     if not last.get("ok"):
         good = f"; last good sync {last['last_ok']}" if last.get("last_ok") else ""
-        return [Check("team", WARN, f"sync at {when} failed: {last.get('problem')}{good}"[:400],
-                      "memrecall team sync (see logs/team-sync.log); the next sync retries")]
+        return [
+            Check(
+                "team",
+                WARN,
+                f"sync at {when} failed: {last.get('problem')}{good}"[:400],
+                "memrecall team sync (see logs/team-sync.log); the next sync retries",
+            )
+        ]
     age = _age_days(when, settings.now)
     where = f"pull request {last['pr']}" if last.get("pr") else f"branch {last.get('branch')}"
     detail = f"{last.get('person')} → {where}; last sync {when}"
     if age is not None and age > 7:
-        return [Check("team", WARN, f"{detail} ({age:.0f} days ago)",
-                      "memrecall team sync --background as a Stop hook (README \"Team memory\")")]
+        return [
+            Check(
+                "team",
+                WARN,
+                f"{detail} ({age:.0f} days ago)",
+                'memrecall team sync --background as a Stop hook (README "Team memory")',
+            )
+        ]
     return [Check("team", OK, detail)]
 
 

@@ -29,6 +29,7 @@ SUMMARY_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-([0-9A-Za-z]+)(?:\.\d+)?\.m
 
 # --- what is a memrecall summary --------------------------------------------------------
 
+
 @dataclass
 class SummaryInfo:
     path: Path
@@ -90,6 +91,7 @@ def iter_summary_files(root: Path) -> list[Path]:
 
 # --- the plan ---------------------------------------------------------------------------
 
+
 @dataclass
 class PruneItem:
     kind: str  # summary | recall-log | session-state
@@ -119,8 +121,12 @@ class PrunePlan:
             "mode": "delete" if self.delete else "archive",
             "items": [
                 {
-                    "kind": i.kind, "action": i.action, "path": str(i.path), "date": i.date.isoformat(),
-                    "date_source": i.date_source, "target": str(i.target) if i.target else None,
+                    "kind": i.kind,
+                    "action": i.action,
+                    "path": str(i.path),
+                    "date": i.date.isoformat(),
+                    "date_source": i.date_source,
+                    "target": str(i.target) if i.target else None,
                 }
                 for i in self.items
             ],
@@ -154,15 +160,22 @@ def plan_prune(settings: Settings, cutoff: datetime, delete: bool = False) -> Pr
             continue
         plan.items.append(
             PruneItem(
-                "summary", "delete" if delete else "archive", path, info.date, info.date_source,
-                None if delete else archive / info.rel, info.rel,
+                "summary",
+                "delete" if delete else "archive",
+                path,
+                info.date,
+                info.date_source,
+                None if delete else archive / info.rel,
+                info.rel,
             )
         )
     # A monthly log goes only when its whole month is older than the window.
     for path in log_files(settings.logs_dir):
         end = _month_end(path.stem)
         if end is not None and end < cutoff:
-            plan.items.append(PruneItem("recall-log", "delete", path, end, "filename", rel=path.name))
+            plan.items.append(
+                PruneItem("recall-log", "delete", path, end, "filename", rel=path.name)
+            )
     sessions = settings.state_dir / "sessions"
     if sessions.is_dir():
         for entry in sorted(sessions.iterdir(), key=lambda p: p.name):
@@ -173,7 +186,9 @@ def plan_prune(settings: Settings, cutoff: datetime, delete: bool = False) -> Pr
             except OSError:
                 continue
             if moment < cutoff:
-                plan.items.append(PruneItem("session-state", "delete", entry, moment, "mtime", rel=entry.name))
+                plan.items.append(
+                    PruneItem("session-state", "delete", entry, moment, "mtime", rel=entry.name)
+                )
     return plan
 
 
@@ -210,7 +225,11 @@ def apply_prune(plan: PrunePlan, settings: Settings) -> PruneResult:
         with run_lock(settings.state_dir / "prune", timeout=0):
             for item in plan.items:
                 try:
-                    if item.kind == "summary" and item.action == "archive" and item.target is not None:
+                    if (
+                        item.kind == "summary"
+                        and item.action == "archive"
+                        and item.target is not None
+                    ):
                         # Never over an archived copy: `x.1.md`, `x.2.md`… beside it.
                         target = free_name(item.target, last=9999)
                         target.parent.mkdir(parents=True, exist_ok=True)

@@ -64,16 +64,22 @@ def test_path_list_precedence(tmp_path: Path, isolated_home: Path, key: str, var
 
 
 @pytest.mark.parametrize(("key", "var"), LIST_KEYS)
-def test_path_list_separators_and_blanks(tmp_path: Path, isolated_home: Path, key: str, var: str) -> None:
+def test_path_list_separators_and_blanks(
+    tmp_path: Path, isolated_home: Path, key: str, var: str
+) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
-    env = env_for(isolated_home, **{var: f"{os.pathsep}{a}{os.pathsep}{os.pathsep} {b} {os.pathsep}"})
+    env = env_for(
+        isolated_home, **{var: f"{os.pathsep}{a}{os.pathsep}{os.pathsep} {b} {os.pathsep}"}
+    )
     assert getattr(load_settings(environ=env), key) == [a, b]
     # A file may also use one os.pathsep-joined string.
     write_config(isolated_home, f'{key} = "{a.as_posix()}{os.pathsep}{b.as_posix()}"\n')
     assert getattr(load_settings(environ=env_for(isolated_home)), key) == [a, b]
 
 
-def test_paths_expand_user(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_paths_expand_user(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("USERPROFILE", str(tmp_path))
     settings = load_settings(environ=env_for(isolated_home, MEMRECALL_OBSIDIAN="~/vault"))
@@ -98,7 +104,10 @@ def test_home_decides_which_config_file_is_read(tmp_path: Path) -> None:
         home.mkdir()
         write_config(home, f'tokenizer = "{tokenizer}"\n')
     assert load_settings(environ={"MEMRECALL_HOME": str(first)}).tokenizer == "mecab"
-    assert load_settings({"home": str(second)}, environ={"MEMRECALL_HOME": str(first)}).tokenizer == "regex"
+    assert (
+        load_settings({"home": str(second)}, environ={"MEMRECALL_HOME": str(first)}).tokenizer
+        == "regex"
+    )
 
 
 def test_tokenizer_precedence(isolated_home: Path) -> None:
@@ -139,7 +148,9 @@ def test_bad_now_warns_and_uses_the_clock(isolated_home: Path) -> None:
 
 @pytest.mark.parametrize(("value", "expected"), [("1", True), ("yes", True), ("", False)])
 def test_internal_from_env(isolated_home: Path, value: str, expected: bool) -> None:
-    assert load_settings(environ=env_for(isolated_home, MEMRECALL_INTERNAL=value)).internal is expected
+    assert (
+        load_settings(environ=env_for(isolated_home, MEMRECALL_INTERNAL=value)).internal is expected
+    )
     assert load_settings(environ=env_for(isolated_home)).internal is False
 
 
@@ -153,7 +164,7 @@ def test_file_sections_apply(isolated_home: Path) -> None:
     write_config(
         isolated_home,
         "retention_days = 30\n[recall]\nmax_hits = 5\nthreshold = 4\n"
-        "[summarize]\nbackend = \"extractive\"\nexclude_projects = [\"secret\"]\n",
+        '[summarize]\nbackend = "extractive"\nexclude_projects = ["secret"]\n',
     )
     settings = load_settings(environ=env_for(isolated_home))
     assert settings.warnings == []
@@ -165,7 +176,13 @@ def test_file_sections_apply(isolated_home: Path) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["tokenizer = [unclosed\n", "= 3\n", "\x00\x01binary", "[recall\nmax_hits = 1\n", "a = 1\na = 2\n"],
+    [
+        "tokenizer = [unclosed\n",
+        "= 3\n",
+        "\x00\x01binary",
+        "[recall\nmax_hits = 1\n",
+        "a = 1\na = 2\n",
+    ],
     ids=["unclosed", "no-key", "binary", "bad-table", "duplicate"],
 )
 def test_malformed_config_is_a_warning(isolated_home: Path, text: str) -> None:
@@ -194,12 +211,12 @@ def test_unreadable_config_is_a_warning(isolated_home: Path) -> None:
     [
         ("obsidian = 42\n", "obsidian"),
         ("beads = {a = 1}\n", "beads"),
-        ("retention_days = \"ninety\"\n", "retention_days"),
+        ('retention_days = "ninety"\n', "retention_days"),
         ("retention_days = 0\n", "retention_days"),
-        ("[recall]\nmax_hits = \"3\"\n", "max_hits"),
+        ('[recall]\nmax_hits = "3"\n', "max_hits"),
         ("[recall]\nlog_prompt = 1\n", "log_prompt"),
         ("[recall]\nthreshold = true\n", "threshold"),
-        ("[summarize]\nexclude_projects = \"secret\"\n", "exclude_projects"),
+        ('[summarize]\nexclude_projects = "secret"\n', "exclude_projects"),
         ("recall = 3\n", "[recall]"),
     ],
 )
@@ -215,8 +232,11 @@ def test_wrong_types_warn_and_keep_defaults(isolated_home: Path, text: str, need
 
 @pytest.mark.parametrize(
     ("text", "needle"),
-    [("colour = \"blue\"\n", "colour"), ("[recall]\nmax_hit = 5\n", "max_hit"),
-     ("[summarise]\nbackend = \"x\"\n", "summarise")],
+    [
+        ('colour = "blue"\n', "colour"),
+        ("[recall]\nmax_hit = 5\n", "max_hit"),
+        ('[summarise]\nbackend = "x"\n', "summarise"),
+    ],
 )
 def test_unknown_keys_warn(isolated_home: Path, text: str, needle: str) -> None:
     write_config(isolated_home, 'tokenizer = "regex"\n' + text)
@@ -228,12 +248,15 @@ def test_unknown_keys_warn(isolated_home: Path, text: str, needle: str) -> None:
 
 # --- values that used to turn recall off (issue 10, class 7) -------------------------------
 
+
 @pytest.mark.parametrize("days", [36500, 999999, 10**9, 9223372036854775807])
 def test_keep_forever_retention_is_accepted(isolated_home: Path, days: int) -> None:
     from datetime import timedelta
 
     write_config(isolated_home, f"retention_days = {days}\n")
-    settings = load_settings(environ=env_for(isolated_home, MEMRECALL_NOW="2026-12-02T09:00:00+09:00"))
+    settings = load_settings(
+        environ=env_for(isolated_home, MEMRECALL_NOW="2026-12-02T09:00:00+09:00")
+    )
     assert settings.warnings == []
     cutoff = settings.now - timedelta(days=settings.retention_days)  # what every reader computes
     if days < 700_000:  # reachable: kept as written
@@ -242,7 +265,9 @@ def test_keep_forever_retention_is_accepted(isolated_home: Path, days: int) -> N
         assert cutoff.year == 1 and settings.retention_days < days
 
 
-def test_keep_forever_retention_recalls_and_prunes_nothing(tmp_path: Path, isolated_home: Path) -> None:
+def test_keep_forever_retention_recalls_and_prunes_nothing(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     """A six-year-old summary is found by the real hook with retention_days = 999999, and prune
     keeps it (before: OverflowError, the hook stayed silent for every prompt)."""
     import json
@@ -252,26 +277,49 @@ def test_keep_forever_retention_recalls_and_prunes_nothing(tmp_path: Path, isola
     summaries = isolated_home / "summaries" / "2020" / "03"
     summaries.mkdir(parents=True)
     (summaries / "2020-03-01-abcd1234.md").write_text(
-        "---\ntitle: 古い決済障害\ndate: 2020-03-01T10:00:00+09:00\nsession_id: abcd1234-0000\n---\n"
-        "## 古い決済障害\nPAY-4242: the payment gateway timed out; 決済ゲートウェイのタイムアウトを 30 秒にした。\n",
-        encoding="utf-8")
+        "---\ntitle: 古い決済障害\ndate: 2020-03-01T10:00:00+09:00\n"
+        "session_id: abcd1234-0000\n---\n"
+        "## 古い決済障害\nPAY-4242: the payment gateway timed out; "
+        "決済ゲートウェイのタイムアウトを 30 秒にした。\n",
+        encoding="utf-8",
+    )
     write_config(isolated_home, "retention_days = 999999\n[recall]\ndeadline_ms = 8000\n")
-    env = {**os.environ, "MEMRECALL_NOW": "2026-12-02T09:00:00+09:00", "MEMRECALL_TOKENIZER": "regex",
-           "MEMRECALL_INDEX": "off"}
+    env = {
+        **os.environ,
+        "MEMRECALL_NOW": "2026-12-02T09:00:00+09:00",
+        "MEMRECALL_TOKENIZER": "regex",
+        "MEMRECALL_INDEX": "off",
+    }
     for prompt in ("PAY-4242 はどうなった？", "What happened with PAY-4242?"):
-        hook = json.dumps({"session_id": f"s-{len(prompt)}", "prompt": prompt}, ensure_ascii=False).encode()
-        done = subprocess.run([sys.executable, "-m", "memrecall", "recall"], input=hook, capture_output=True,
-                              env=env, timeout=120, check=False)
+        hook = json.dumps(
+            {"session_id": f"s-{len(prompt)}", "prompt": prompt}, ensure_ascii=False
+        ).encode()
+        done = subprocess.run(
+            [sys.executable, "-m", "memrecall", "recall"],
+            input=hook,
+            capture_output=True,
+            env=env,
+            timeout=120,
+            check=False,
+        )
         assert done.returncode == 0 and done.stderr == b""
         context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
         assert "2020-03-01-abcd1234.md" in context
-    done = subprocess.run([sys.executable, "-m", "memrecall", "prune", "--dry-run"], capture_output=True, env=env,
-                          timeout=120, check=False, text=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "memrecall", "prune", "--dry-run"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        check=False,
+        text=True,
+    )
     assert done.returncode == 0 and "would archive 0 summaries" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("budget", [200, 300, 430, 500])
-def test_budget_smaller_than_the_template_warns_and_keeps_the_default(isolated_home: Path, budget: int) -> None:
+def test_budget_smaller_than_the_template_warns_and_keeps_the_default(
+    isolated_home: Path, budget: int
+) -> None:
     write_config(isolated_home, f"[recall]\nbudget_chars = {budget}\n")
     settings = load_settings(environ=env_for(isolated_home))
     (warning,) = settings.warnings
@@ -293,9 +341,18 @@ def test_budget_that_holds_one_memory_is_kept(isolated_home: Path) -> None:
     write_config(isolated_home, f"[recall]\nbudget_chars = {least}\n")
     settings = load_settings(environ=env_for(isolated_home))
     assert settings.warnings == [] and settings.recall.budget_chars == least
-    hit = Hit(store="summaries", ref="r", path=Path("/home/you/.local/share/memrecall/summaries/2026/11/2026-11-30-abcdef12.md"),
-              title="決済タイムアウト", date=datetime(2026, 11, 30, tzinfo=timezone.utc), score=1.0, matched=["決済"],
-              line=3, snippet="", lines=[(3, "PAY-1234 の決済タイムアウトを 5 秒にした。")])
+    hit = Hit(
+        store="summaries",
+        ref="r",
+        path=Path("/home/you/.local/share/memrecall/summaries/2026/11/2026-11-30-abcdef12.md"),
+        title="決済タイムアウト",
+        date=datetime(2026, 11, 30, tzinfo=timezone.utc),
+        score=1.0,
+        matched=["決済"],
+        line=3,
+        snippet="",
+        lines=[(3, "PAY-1234 の決済タイムアウトを 5 秒にした。")],
+    )
     context = render_context([hit], least, template("context.md"))
     assert context is not None and "PAY-1234" in context
 
@@ -306,12 +363,17 @@ def test_claude_config_dir_moves_the_transcripts(isolated_home: Path, tmp_path: 
     assert settings.claude_projects == moved / "projects"
     # memrecall's own override still wins over Claude Code's.
     explicit = tmp_path / "explicit"
-    both = env_for(isolated_home, CLAUDE_CONFIG_DIR=str(moved), MEMRECALL_CLAUDE_PROJECTS=str(explicit))
+    both = env_for(
+        isolated_home, CLAUDE_CONFIG_DIR=str(moved), MEMRECALL_CLAUDE_PROJECTS=str(explicit)
+    )
     assert load_settings(environ=both).claude_projects == explicit
 
 
 def test_summarize_and_doctor_find_transcripts_under_claude_config_dir(
-    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    isolated_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     from datetime import timedelta
 
@@ -322,7 +384,9 @@ def test_summarize_and_doctor_find_transcripts_under_claude_config_dir(
     write(moved / "projects" / PROJECT / f"{sid(1)}.jsonl", records(sid(1), TURNS))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(moved))
     monkeypatch.delenv("MEMRECALL_CLAUDE_PROJECTS")  # conftest's: this test is about the default
-    monkeypatch.setenv("MEMRECALL_NOW", (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat())
+    monkeypatch.setenv(
+        "MEMRECALL_NOW", (datetime.now(timezone.utc) + timedelta(hours=1)).isoformat()
+    )
     assert run_app(["summarize", "--dry-run", "--backend", "extractive"]) == 0
     out = capsys.readouterr()
     assert sid(1)[:8] in out.out + out.err
@@ -336,7 +400,12 @@ def test_summarize_and_doctor_find_transcripts_under_claude_config_dir(
 def test_deadline_from_the_environment_beats_the_file(isolated_home: Path) -> None:
     write_config(isolated_home, "[recall]\ndeadline_ms = 300\n")
     assert load_settings(environ=env_for(isolated_home)).recall.deadline_ms == 300
-    assert load_settings(environ=env_for(isolated_home, MEMRECALL_DEADLINE_MS="5000")).recall.deadline_ms == 5000
+    assert (
+        load_settings(
+            environ=env_for(isolated_home, MEMRECALL_DEADLINE_MS="5000")
+        ).recall.deadline_ms
+        == 5000
+    )
     for bad in ("fast", "-5", "99999", "1.5"):
         settings = load_settings(environ=env_for(isolated_home, MEMRECALL_DEADLINE_MS=bad))
         assert settings.recall.deadline_ms == 300

@@ -26,7 +26,12 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture
-def healthy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+def healthy(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    isolated_home: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> Path:
     """A machine where everything is in place: hook installed, a vault, a summary, a fake claude."""
     home = tmp_path / "home"
     home.mkdir()
@@ -42,7 +47,8 @@ def healthy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
     summaries = isolated_home / "summaries" / "2026" / "11"
     summaries.mkdir(parents=True)
     (summaries / "2026-11-30-abcdef12.md").write_text(
-        "---\ntitle: t\ndate: 2026-11-30T10:00:00+09:00\nsession_id: abcdef12-0000\n---\nbody\n", encoding="utf-8"
+        "---\ntitle: t\ndate: 2026-11-30T10:00:00+09:00\nsession_id: abcdef12-0000\n---\nbody\n",
+        encoding="utf-8",
     )
     bindir = tmp_path / "bin"
     bindir.mkdir()
@@ -56,13 +62,27 @@ def healthy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path
     return home
 
 
-def write_record(home: Path, oldest: str | None, finished: str = "2026-12-02T04:19:00+09:00") -> None:
+def write_record(
+    home: Path, oldest: str | None, finished: str = "2026-12-02T04:19:00+09:00"
+) -> None:
     (home / "state").mkdir(exist_ok=True)
-    (home / "state" / "summarize-run.json").write_text(json.dumps({
-        "started": "2026-12-02T04:17:00+09:00", "finished": finished, "backend": "claude", "summarized": 2,
-        "skipped": {"too small": 1}, "failed": [], "chars_sent": 1000, "raw_bytes": 5000,
-        "oldest_unsummarized": oldest, "pending": 3 if oldest else 0,
-    }), encoding="utf-8")
+    (home / "state" / "summarize-run.json").write_text(
+        json.dumps(
+            {
+                "started": "2026-12-02T04:17:00+09:00",
+                "finished": finished,
+                "backend": "claude",
+                "summarized": 2,
+                "skipped": {"too small": 1},
+                "failed": [],
+                "chars_sent": 1000,
+                "raw_bytes": 5000,
+                "oldest_unsummarized": oldest,
+                "pending": 3 if oldest else 0,
+            }
+        ),
+        encoding="utf-8",
+    )
 
 
 def checks(out: str) -> dict[str, dict]:
@@ -79,7 +99,10 @@ def test_all_ok(healthy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert found["hook (user)"]["status"] == "ok" and "starts in" in found["hook (user)"]["detail"]
     assert found["claude CLI"]["detail"].startswith("2.1.332 (Claude Code)")
     assert found["summarize"]["status"] == "ok"
-    assert found["backlog"]["status"] == "ok" and "3 sessions pending; oldest 4 days old" in found["backlog"]["detail"]
+    assert (
+        found["backlog"]["status"] == "ok"
+        and "3 sessions pending; oldest 4 days old" in found["backlog"]["detail"]
+    )
     assert found["tokenizer regex"]["status"] == "ok" and found["tokenizer regex"]["ms"] > 0
     assert found["ripgrep"]["detail"].startswith("ripgrep ")
     assert err.endswith(" warnings.\n") or err.endswith("all ok.\n")
@@ -88,20 +111,35 @@ def test_all_ok(healthy: Path, capsys: pytest.CaptureFixture[str]) -> None:
 def test_table_output(healthy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "doctor")
     assert code == 0
-    for name in ("ripgrep", "tokenizer sudachi", "store summaries", "hook (user)", "claude CLI", "backlog", "disk use"):
+    for name in (
+        "ripgrep",
+        "tokenizer sudachi",
+        "store summaries",
+        "hook (user)",
+        "claude CLI",
+        "backlog",
+        "disk use",
+    ):
         assert name in out
 
 
-def test_backlog_near_the_30_day_cleanup_fails(healthy: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_backlog_near_the_30_day_cleanup_fails(
+    healthy: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     write_record(isolated_home, oldest="2026-11-05T10:00:00+09:00")
     code, out, err = run(capsys, "doctor", "--json")
     assert code == 1
     backlog = checks(out)["backlog"]
-    assert backlog["status"] == "fail" and "oldest 27 days old, Claude Code deletes it in ~3 days" in backlog["detail"]
+    assert (
+        backlog["status"] == "fail"
+        and "oldest 27 days old, Claude Code deletes it in ~3 days" in backlog["detail"]
+    )
     assert err.startswith("Error: 1 of ") and "checks failed" in err
 
 
-def test_no_hook_and_no_claude_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+def test_no_hook_and_no_claude_fail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -110,8 +148,11 @@ def test_no_hook_and_no_claude_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert code == 1
     found = checks(out)
     assert found["hook"] == {
-        "name": "hook", "status": "fail", "detail": "the memrecall hook is not in any Claude Code settings file",
-        "fix": "run memrecall init (or install the memrecall plugin)", "ms": found["hook"]["ms"],
+        "name": "hook",
+        "status": "fail",
+        "detail": "the memrecall hook is not in any Claude Code settings file",
+        "fix": "run memrecall init (or install the memrecall plugin)",
+        "ms": found["hook"]["ms"],
     }
     assert found["claude CLI"]["status"] == "fail"  # the default backend, claude, runs it
     detail = "claude CLI not found ('claude' is not on PATH); the claude summarize backend runs it"
@@ -121,15 +162,23 @@ def test_no_hook_and_no_claude_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert err.startswith("Error: 2 of ") and "checks failed" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize(("summarize", "needed"), [
-    ('backend = "extractive"', False),
-    ('backend = "command"\ncommand = "ollama run llama3"', False),
-    ('backend = "command"\ncommand = "claude -p --model sonnet"', True),
-    ('backend = "claude"\nclaude_command = "/opt/claude-code/bin/claude"', True),
-])
+@pytest.mark.parametrize(
+    ("summarize", "needed"),
+    [
+        ('backend = "extractive"', False),
+        ('backend = "command"\ncommand = "ollama run llama3"', False),
+        ('backend = "command"\ncommand = "claude -p --model sonnet"', True),
+        ('backend = "claude"\nclaude_command = "/opt/claude-code/bin/claude"', True),
+    ],
+)
 def test_a_missing_claude_fails_only_when_the_summarize_backend_runs_it(
-        tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str], summarize: str, needed: bool) -> None:
+    tmp_path: Path,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    summarize: str,
+    needed: bool,
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -144,16 +193,40 @@ def test_a_missing_claude_fails_only_when_the_summarize_backend_runs_it(
         assert claude["detail"].endswith(f"the {backend} summarize backend runs it")
         assert err.startswith("Error: 2 of ")  # the hook, and claude
     else:
-        assert claude == {**claude, "status": "ok", "fix": "",
-                          "detail": f"not needed: the {backend} summarize backend does not run it "
-                                    "('claude' not on PATH)"}
+        assert claude == {
+            **claude,
+            "status": "ok",
+            "fix": "",
+            "detail": f"not needed: the {backend} summarize backend does not run it "
+            "('claude' not on PATH)",
+        }
         assert err.startswith("Error: 1 of ")  # only the hook, not installed here
 
 
-def test_hook_pointing_at_a_missing_program_fails(healthy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_hook_pointing_at_a_missing_program_fails(
+    healthy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     settings = healthy / ".claude" / "settings.json"
-    settings.write_text(json.dumps({"hooks": {"UserPromptSubmit": [{"hooks": [
-        {"type": "command", "command": "/gone/venv/bin/memrecall recall", "timeout": 10}]}]}}), encoding="utf-8")
+    settings.write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "UserPromptSubmit": [
+                        {
+                            "hooks": [
+                                {
+                                    "type": "command",
+                                    "command": "/gone/venv/bin/memrecall recall",
+                                    "timeout": 10,
+                                }
+                            ]
+                        }
+                    ]
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
     code, out, _ = run(capsys, "doctor", "--json")
     assert code == 1
     hook = checks(out)["hook (user)"]
@@ -165,27 +238,40 @@ def test_malformed_settings_fail(healthy: Path, capsys: pytest.CaptureFixture[st
     code, out, _ = run(capsys, "doctor", "--json")
     assert code == 1
     found = checks(out)
-    assert "is not valid JSON" in found["hook (user)"]["detail"] and found["hook"]["status"] == "fail"
+    assert (
+        "is not valid JSON" in found["hook (user)"]["detail"] and found["hook"]["status"] == "fail"
+    )
 
 
-def test_configured_store_missing_fails(healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_configured_store_missing_fails(
+    healthy: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     monkeypatch.setenv("MEMRECALL_BEADS", str(tmp_path / "no-such-project"))
     code, out, _ = run(capsys, "doctor", "--json")
     assert code == 1
     assert checks(out)["store beads"]["status"] == "fail"
 
 
-def test_plugin_route_counts_as_installed(healthy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_plugin_route_counts_as_installed(
+    healthy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (healthy / ".claude" / "settings.json").write_text(
-        json.dumps({"enabledPlugins": {"memrecall@my-marketplace": True}}), encoding="utf-8")
+        json.dumps({"enabledPlugins": {"memrecall@my-marketplace": True}}), encoding="utf-8"
+    )
     code, out, _ = run(capsys, "doctor", "--json")
     found = checks(out)
-    assert found["hook (user)"]["status"] == "ok" and "plugin enabled" in found["hook (user)"]["detail"]
+    assert (
+        found["hook (user)"]["status"] == "ok"
+        and "plugin enabled" in found["hook (user)"]["detail"]
+    )
     assert "hook" not in found and code == 0
 
 
 # --- doctor never runs a configured command (issue 10, class 1) ----------------------------
+
 
 def _hostile_commands(marker: Path, evil: Path) -> dict[str, str]:
     """Hook commands a cloned repository could ship. Each creates `marker` if a shell runs
@@ -215,7 +301,9 @@ def _hostile_commands(marker: Path, evil: Path) -> dict[str, str]:
 
 
 @pytest.fixture
-def hostile_project(healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+def hostile_project(
+    healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, Path]:
     """A cloned repository whose .claude/ settings try to get doctor to run its code: a script
     named memrecall (looking like pip's), a `memrecall/` package that any Python started in
     the folder would import, and bin/ on PATH ahead of everything."""
@@ -223,32 +311,50 @@ def hostile_project(healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     marker = tmp_path / "印-pwned"
     evil = project / "bin" / "memrecall"
     evil.parent.mkdir(parents=True)
-    evil.write_text(f"#!/bin/sh\n# from memrecall.__main__ import main\ntouch {shlex.quote(str(marker))}\n",
-                    encoding="utf-8")
+    evil.write_text(
+        f"#!/bin/sh\n# from memrecall.__main__ import main\ntouch {shlex.quote(str(marker))}\n",
+        encoding="utf-8",
+    )
     evil.chmod(0o755)
     (project / "memrecall").mkdir()
-    for module in ("__init__.py", "__main__.py"):  # `python -c "import memrecall…"` from here, or -m
-        (project / "memrecall" / module).write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    for module in (
+        "__init__.py",
+        "__main__.py",
+    ):  # `python -c "import memrecall…"` from here, or -m
+        (project / "memrecall" / module).write_text(
+            f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8"
+        )
     monkeypatch.setenv("PATH", f"{project / 'bin'}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.chdir(project)
     return {"project": project, "marker": marker, "evil": evil}
 
 
 def _settings_with(commands: list[str]) -> str:
-    return json.dumps({"hooks": {"UserPromptSubmit": [
-        {"hooks": [{"type": "command", "command": c, "timeout": 10} for c in commands]}]}}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "hooks": {
+                "UserPromptSubmit": [
+                    {"hooks": [{"type": "command", "command": c, "timeout": 10} for c in commands]}
+                ]
+            }
+        },
+        ensure_ascii=False,
+    )
 
 
-def test_hostile_commands_in_project_settings_never_run(hostile_project: dict[str, Path],
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+def test_hostile_commands_in_project_settings_never_run(
+    hostile_project: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
     project, marker = hostile_project["project"], hostile_project["marker"]
     commands = _hostile_commands(marker, hostile_project["evil"])
     names = list(commands)
     (project / ".claude").mkdir()
     (project / ".claude" / "settings.json").write_text(
-        _settings_with([commands[n] for n in names[::2]]), encoding="utf-8")
+        _settings_with([commands[n] for n in names[::2]]), encoding="utf-8"
+    )
     (project / ".claude" / "settings.local.json").write_text(
-        _settings_with([commands[n] for n in names[1::2]]), encoding="utf-8")
+        _settings_with([commands[n] for n in names[1::2]]), encoding="utf-8"
+    )
 
     # Not asked: the project's files are not even read.
     code, out, _ = run(capsys, "doctor", "--json")
@@ -268,13 +374,16 @@ def test_hostile_commands_in_project_settings_never_run(hostile_project: dict[st
     assert code == 0  # foreign commands are warnings; the user's own hook is fine
 
 
-def test_hostile_commands_in_user_settings_never_run(hostile_project: dict[str, Path], healthy: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_hostile_commands_in_user_settings_never_run(
+    hostile_project: dict[str, Path], healthy: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     marker = hostile_project["marker"]
     commands = list(_hostile_commands(marker, hostile_project["evil"]).values())
     settings = healthy / ".claude" / "settings.json"
     data = json.loads(settings.read_text(encoding="utf-8"))
-    data["hooks"]["UserPromptSubmit"][0]["hooks"] += [{"type": "command", "command": c} for c in commands]
+    data["hooks"]["UserPromptSubmit"][0]["hooks"] += [
+        {"type": "command", "command": c} for c in commands
+    ]
     settings.write_text(json.dumps(data), encoding="utf-8")
     for args in (["doctor", "--json"], ["doctor", "--json", "--project"], ["doctor"]):
         run(capsys, *args)
@@ -282,13 +391,17 @@ def test_hostile_commands_in_user_settings_never_run(hostile_project: dict[str, 
 
 
 @pytest.mark.parametrize("name", list(_hostile_commands(Path("/m"), Path("/e"))))
-def test_each_hostile_command_is_reported_not_run(name: str, hostile_project: dict[str, Path]) -> None:
+def test_each_hostile_command_is_reported_not_run(
+    name: str, hostile_project: dict[str, Path]
+) -> None:
     from memrecall.doctor import check_hook
 
     project, marker = hostile_project["project"], hostile_project["marker"]
     command = _hostile_commands(marker, hostile_project["evil"])[name]
     (project / ".claude").mkdir()
-    (project / ".claude" / "settings.local.json").write_text(_settings_with([command]), encoding="utf-8")
+    (project / ".claude" / "settings.local.json").write_text(
+        _settings_with([command]), encoding="utf-8"
+    )
     checks = check_hook(project=True)
     assert not marker.exists()
     (mine,) = [c for c in checks if c.name == "hook (local)"]
@@ -300,8 +413,9 @@ def test_each_hostile_command_is_reported_not_run(name: str, hostile_project: di
         assert "\n" not in mine.detail
 
 
-def test_a_project_install_is_pointed_at_when_not_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_project_install_is_pointed_at_when_not_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.chdir(tmp_path)
@@ -312,7 +426,11 @@ def test_a_project_install_is_pointed_at_when_not_asked(tmp_path: Path, monkeypa
     (missing,) = check_hook()
     assert missing.status == "fail" and "memrecall doctor --project" in missing.fix
     (found,) = check_hook(project=True)
-    assert found.name == "hook (project)" and found.status == "ok" and "this installation" in found.detail
+    assert (
+        found.name == "hook (project)"
+        and found.status == "ok"
+        and "this installation" in found.detail
+    )
 
 
 def test_another_install_of_memrecall_is_not_run(healthy: Path, tmp_path: Path) -> None:
@@ -322,11 +440,15 @@ def test_another_install_of_memrecall_is_not_run(healthy: Path, tmp_path: Path) 
     marker = tmp_path / "ran"
     other = tmp_path / "pipx" / "bin" / "memrecall"
     other.parent.mkdir(parents=True)
-    other.write_text(f"#!/bin/sh\n# -*- coding: utf-8 -*-\nfrom memrecall.__main__ import main\n"
-                     f"touch {shlex.quote(str(marker))}\n", encoding="utf-8")
+    other.write_text(
+        f"#!/bin/sh\n# -*- coding: utf-8 -*-\nfrom memrecall.__main__ import main\n"
+        f"touch {shlex.quote(str(marker))}\n",
+        encoding="utf-8",
+    )
     other.chmod(0o755)
     (healthy / ".claude" / "settings.json").write_text(
-        _settings_with([f"{shlex.quote(str(other))} recall"]), encoding="utf-8")
+        _settings_with([f"{shlex.quote(str(other))} recall"]), encoding="utf-8"
+    )
     (check,) = check_hook()
     assert check.status == "warn" and "another memrecall installation" in check.detail
     assert not marker.exists()
@@ -339,17 +461,20 @@ def test_a_users_wrapper_is_foreign_but_counts_as_installed(healthy: Path) -> No
     from memrecall.doctor import check_hook
 
     (healthy / ".claude" / "settings.json").write_text(
-        _settings_with(["nice -n 5 memrecall recall"]), encoding="utf-8")
+        _settings_with(["nice -n 5 memrecall recall"]), encoding="utf-8"
+    )
     (check,) = check_hook()
     assert check.status == "warn" and "foreign command 'nice -n 5 memrecall recall'" in check.detail
 
 
 # --- settings that are not regular files (class 8) -----------------------------------------
 
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
 @pytest.mark.parametrize("kind", ["fifo", "symlink-to-fifo", "socket"])
 def test_settings_that_are_not_files_fail_the_check_without_hanging(
-        tmp_path: Path, isolated_home: Path, kind: str) -> None:
+    tmp_path: Path, isolated_home: Path, kind: str
+) -> None:
     import socket
 
     config = tmp_path / "claude"
@@ -365,18 +490,30 @@ def test_settings_that_are_not_files_fail_the_check_without_hanging(
         sock.bind(str(settings))
         sock.close()
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(config), "HOME": str(tmp_path)}
-    done = subprocess.run([sys.executable, "-m", "memrecall", "doctor", "--json"], capture_output=True,
-                          env=env, timeout=120, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "memrecall", "doctor", "--json"],
+        capture_output=True,
+        env=env,
+        timeout=120,
+        text=True,
+        check=False,
+    )
     hook = checks(done.stdout)["hook (user)"]
     assert done.returncode == 1 and hook["status"] == "fail"
     assert str(settings) in hook["detail"]
-    assert ("FIFO" in hook["detail"]) if kind != "socket" else ("cannot read" in hook["detail"] or "socket" in hook["detail"])
+    assert (
+        ("FIFO" in hook["detail"])
+        if kind != "socket"
+        else ("cannot read" in hook["detail"] or "socket" in hook["detail"])
+    )
 
 
 # --- config that breaks recall, a home that cannot be written (class 7) ---------------------
 
-def test_keep_forever_retention_is_config_ok(healthy: Path, isolated_home: Path,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+
+def test_keep_forever_retention_is_config_ok(
+    healthy: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (isolated_home / "config.toml").write_text("retention_days = 999999\n", encoding="utf-8")
     code, out, _ = run(capsys, "doctor", "--json")
     found = checks(out)
@@ -384,8 +521,9 @@ def test_keep_forever_retention_is_config_ok(healthy: Path, isolated_home: Path,
     assert "1 summaries, 1 kept (no retention limit)" in found["store summaries"]["detail"]
 
 
-def test_a_config_that_breaks_recall_fails(healthy: Path, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_config_that_breaks_recall_fails(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Whatever the hook would trip over when it builds its stores fails the config check
     (before, an overflowing retention turned recall off while doctor said `config ok`)."""
     from memrecall.stores import markdown
@@ -400,16 +538,24 @@ def test_a_config_that_breaks_recall_fails(healthy: Path, monkeypatch: pytest.Mo
     assert config["detail"] == "these settings break recall: OverflowError: date value out of range"
 
 
-def test_budget_too_small_for_the_template_is_reported(healthy: Path, isolated_home: Path,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_budget_too_small_for_the_template_is_reported(
+    healthy: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (isolated_home / "config.toml").write_text("[recall]\nbudget_chars = 300\n", encoding="utf-8")
     code, out, _ = run(capsys, "doctor", "--json")
     config = checks(out)["config"]
-    assert config["status"] == "warn" and "budget_chars = 300 cannot hold the context template" in config["detail"]
+    assert (
+        config["status"] == "warn"
+        and "budget_chars = 300 cannot hold the context template" in config["detail"]
+    )
 
 
-def test_home_under_a_regular_file_fails(healthy: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_home_under_a_regular_file_fails(
+    healthy: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     (tmp_path / "a-file").write_text("x", encoding="utf-8")
     monkeypatch.setenv("MEMRECALL_HOME", str(tmp_path / "a-file" / "memrecall"))
     code, out, _ = run(capsys, "doctor", "--json")
@@ -417,9 +563,14 @@ def test_home_under_a_regular_file_fails(healthy: Path, tmp_path: Path, monkeypa
     assert code == 1 and home["status"] == "fail" and home["detail"].startswith("cannot write in ")
 
 
-def test_read_only_home_fails(healthy: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_read_only_home_fails(
+    healthy: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     if hasattr(os, "geteuid") and os.geteuid() == 0:
-        pytest.skip("root writes into a read-only folder anyway; a read-only tmpfs covers that case for root")
+        pytest.skip(
+            "root writes into a read-only folder anyway; "
+            "a read-only tmpfs covers that case for root"
+        )
     isolated_home.chmod(0o555)
     try:
         code, out, _ = run(capsys, "doctor", "--json")
@@ -439,10 +590,15 @@ def tiny_filesystem(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
     def make(options: str) -> Path:
         point = tmp_path / f"mnt{len(mounted)}"
         point.mkdir()
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size=256k,{options}", "tmpfs", str(point)],
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size=256k,{options}", "tmpfs", str(point)],
+            capture_output=True,
+            check=False,
+        )
         if done.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+            pytest.skip(
+                f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}"
+            )
         mounted.append(point)
         return point
 
@@ -451,8 +607,12 @@ def tiny_filesystem(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
         subprocess.run(["umount", str(point)], check=False)
 
 
-def test_full_home_fails(healthy: Path, monkeypatch: pytest.MonkeyPatch, tiny_filesystem: Callable[[str], Path],
-                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_full_home_fails(
+    healthy: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tiny_filesystem: Callable[[str], Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     point = tiny_filesystem("rw")
     fd = os.open(point / "filler", os.O_WRONLY | os.O_CREAT)
     with contextlib.suppress(OSError):
@@ -467,9 +627,12 @@ def test_full_home_fails(healthy: Path, monkeypatch: pytest.MonkeyPatch, tiny_fi
     assert [p.name for p in point.iterdir()] == ["filler"]  # the probe cleaned up after itself
 
 
-def test_read_only_filesystem_home_fails_even_for_root(healthy: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       tiny_filesystem: Callable[[str], Path],
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+def test_read_only_filesystem_home_fails_even_for_root(
+    healthy: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    tiny_filesystem: Callable[[str], Path],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     point = tiny_filesystem("ro")
     monkeypatch.setenv("MEMRECALL_HOME", str(point))
     code, out, _ = run(capsys, "doctor", "--json")
@@ -477,20 +640,25 @@ def test_read_only_filesystem_home_fails_even_for_root(healthy: Path, monkeypatc
     assert code == 1 and home["status"] == "fail" and "Read-only file system" in home["detail"]
 
 
-def test_nearly_full_home_warns(healthy: Path, monkeypatch: pytest.MonkeyPatch,
-                                capsys: pytest.CaptureFixture[str]) -> None:
+def test_nearly_full_home_warns(
+    healthy: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     import memrecall.doctor as doctor
 
     real = shutil.disk_usage
-    monkeypatch.setattr(doctor.shutil, "disk_usage",
-                        lambda p: real(p)._replace(free=20 * 1024 * 1024))
+    monkeypatch.setattr(
+        doctor.shutil, "disk_usage", lambda p: real(p)._replace(free=20 * 1024 * 1024)
+    )
     code, out, _ = run(capsys, "doctor", "--json")
     home = checks(out)["home"]
     assert home["status"] == "warn" and "only 20.0 MB free" in home["detail"]
 
 
 def test_index_check_follows_the_index(
-    healthy: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    healthy: Path,
+    isolated_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # No index yet: a warning that says how to build one, never a failure (ripgrep answers).
     code, out, _ = run(capsys, "doctor", "--json")
@@ -502,20 +670,33 @@ def test_index_check_follows_the_index(
     index = checks(out)["index"]
     assert code == 0 and index["status"] == "ok" and index["detail"].startswith("2 documents")
     # Flipped bytes in a segment: found by checksum, fixed by a rebuild.
-    gen = isolated_home / "index" / (isolated_home / "index" / "CURRENT").read_text(encoding="utf-8").strip()
-    victim = max((p for p in gen.iterdir() if p.suffix in (".idx", ".term", ".store")), key=lambda p: p.stat().st_size)
+    gen = (
+        isolated_home
+        / "index"
+        / (isolated_home / "index" / "CURRENT").read_text(encoding="utf-8").strip()
+    )
+    victim = max(
+        (p for p in gen.iterdir() if p.suffix in (".idx", ".term", ".store")),
+        key=lambda p: p.stat().st_size,
+    )
     data = bytearray(victim.read_bytes())
     data[len(data) // 3] ^= 0xFF
     victim.write_bytes(bytes(data))
     code, out, _ = run(capsys, "doctor", "--json")
     index = checks(out)["index"]
-    assert index["status"] == "warn" and "damaged" in index["detail"] and index["fix"] == "memrecall index rebuild"
+    assert (
+        index["status"] == "warn"
+        and "damaged" in index["detail"]
+        and index["fix"] == "memrecall index rebuild"
+    )
     # A store configured after the build is named until a refresh indexes it.
     assert main(["index", "rebuild"]) == 0
     extra = healthy.parent / "vault2"
     extra.mkdir()
     (extra / "n.md").write_text("# n\n", encoding="utf-8")
-    monkeypatch.setenv("MEMRECALL_OBSIDIAN", os.environ["MEMRECALL_OBSIDIAN"] + os.pathsep + str(extra))
+    monkeypatch.setenv(
+        "MEMRECALL_OBSIDIAN", os.environ["MEMRECALL_OBSIDIAN"] + os.pathsep + str(extra)
+    )
     capsys.readouterr()
     code, out, _ = run(capsys, "doctor", "--json")
     index = checks(out)["index"]

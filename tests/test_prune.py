@@ -25,8 +25,15 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def summary(root: Path, day: str, sid: str, *, front_date: str | None = "same", session: str | None = None,
-            name: str | None = None) -> Path:
+def summary(
+    root: Path,
+    day: str,
+    sid: str,
+    *,
+    front_date: str | None = "same",
+    session: str | None = None,
+    name: str | None = None,
+) -> Path:
     year, month = day[:4], day[5:7]
     path = root / year / month / (name or f"{day}-{sid[:8]}.md")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -35,7 +42,9 @@ def summary(root: Path, day: str, sid: str, *, front_date: str | None = "same", 
         lines.append(f"date: {day}T10:00:00+09:00")
     elif front_date:
         lines.append(f"date: {front_date}")
-    lines.append(f"session_id: {session if session is not None else sid + '-1111-2222-3333-444455556666'}")
+    lines.append(
+        f"session_id: {session if session is not None else sid + '-1111-2222-3333-444455556666'}"
+    )
     lines += ["project: demo", "---", "## what", "- something", ""]
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
@@ -44,7 +53,8 @@ def summary(root: Path, day: str, sid: str, *, front_date: str | None = "same", 
 def tree_digest(root: Path) -> dict[str, str]:
     return {
         p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*")) if p.is_file()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -57,7 +67,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, isolated_home: Path) ->
     return root
 
 
-def test_archives_old_summaries_keeping_the_relative_path(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_archives_old_summaries_keeping_the_relative_path(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     old = summary(env, "2026-08-01", "aaaaaaaa")
     new = summary(env, "2026-11-20", "bbbbbbbb")
     content = old.read_bytes()
@@ -74,7 +86,9 @@ def test_archives_old_summaries_keeping_the_relative_path(env: Path, capsys: pyt
     assert not (env / "2026" / "08").exists()  # the emptied month folder is tidied away
 
 
-def test_dry_run_changes_nothing_and_lists_the_plan(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_dry_run_changes_nothing_and_lists_the_plan(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     summary(env, "2026-06-03", "cccccccc")
     summary(env, "2026-11-30", "dddddddd")
     before = tree_digest(env)
@@ -97,12 +111,16 @@ def test_delete_removes_for_good(env: Path, capsys: pytest.CaptureFixture[str]) 
     assert err.startswith("Deleted 1 summaries; deleted 0 recall logs")
 
 
-def test_never_touches_files_that_are_not_memrecall_summaries(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_never_touches_files_that_are_not_memrecall_summaries(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     old_time = datetime(2025, 1, 1, tzinfo=timezone.utc).timestamp()
     foreign = [
         env / "2026" / "06" / "my-notes.md",  # wrong name
         summary(env, "2026-06-01", "ffffffff", session=""),  # no session id
-        summary(env, "2026-06-02", "12345678", session="99999999-aaaa"),  # session id of someone else
+        summary(
+            env, "2026-06-02", "12345678", session="99999999-aaaa"
+        ),  # session id of someone else
         env / "README.md",
         env / "2026" / "06" / "2026-06-04-abcdef12.txt",
     ]
@@ -126,7 +144,9 @@ def test_age_comes_from_frontmatter_then_filename_then_mtime(env: Path) -> None:
     # …a missing frontmatter date falls back to the name…
     by_name = summary(env, "2026-06-02", "22222222", front_date=None)
     # …and an impossible name date to the mtime.
-    by_mtime = summary(env, "2026-06-03", "33333333", front_date=None, name="2026-13-45-33333333.md")
+    by_mtime = summary(
+        env, "2026-06-03", "33333333", front_date=None, name="2026-13-45-33333333.md"
+    )
     old = datetime(2026, 5, 1, tzinfo=timezone.utc).timestamp()
     os.utime(by_mtime, (old, old))
     settings = load_settings()
@@ -136,7 +156,9 @@ def test_age_comes_from_frontmatter_then_filename_then_mtime(env: Path) -> None:
     assert kept not in sources and plan.kept_summaries == 1
 
 
-def test_archive_never_overwrites_an_archived_copy(env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_archive_never_overwrites_an_archived_copy(
+    env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     old = summary(env, "2026-08-01", "aaaaaaaa")
     earlier = env / ".archive" / "2026" / "08" / "2026-08-01-aaaaaaaa.md"
     earlier.parent.mkdir(parents=True)
@@ -146,7 +168,9 @@ def test_archive_never_overwrites_an_archived_copy(env: Path, capsys: pytest.Cap
     assert (earlier.parent / "2026-08-01-aaaaaaaa.1.md").exists() and not old.exists()
 
 
-def test_trims_old_recall_logs_and_session_state(env: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_trims_old_recall_logs_and_session_state(
+    env: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     logs = isolated_home / "logs"
     logs.mkdir()
     for month in ("2026-07", "2026-08", "2026-09", "2026-12"):
@@ -163,14 +187,24 @@ def test_trims_old_recall_logs_and_session_state(env: Path, isolated_home: Path,
     code, _, err = run(capsys, "prune")
     assert code == 0
     # September is not wholly older than the 2026-09-03 cut-off: it stays.
-    assert sorted(p.name for p in logs.iterdir()) == ["notes.txt", "recall-2026-09.jsonl", "recall-2026-12.jsonl"]
+    assert sorted(p.name for p in logs.iterdir()) == [
+        "notes.txt",
+        "recall-2026-09.jsonl",
+        "recall-2026-12.jsonl",
+    ]
     assert sorted(p.name for p in sessions.iterdir()) == ["new.json"]
     assert "deleted 2 recall logs and 1 session states" in err
 
 
 @pytest.mark.parametrize(
     ("spec", "expected"),
-    [("90d", "2026-09-03"), ("12w", "2026-09-09"), ("3m", "2026-09-02"), ("1y", "2025-12-02"), ("30", "2026-11-02")],
+    [
+        ("90d", "2026-09-03"),
+        ("12w", "2026-09-09"),
+        ("3m", "2026-09-02"),
+        ("1y", "2025-12-02"),
+        ("30", "2026-11-02"),
+    ],
 )
 def test_older_than_units(spec: str, expected: str) -> None:
     now = datetime(2026, 12, 2, 9, 0, tzinfo=timezone.utc)
@@ -178,11 +212,16 @@ def test_older_than_units(spec: str, expected: str) -> None:
 
 
 def test_months_clamp_to_the_end_of_a_short_month() -> None:
-    assert parse_age("3m", datetime(2026, 5, 31, tzinfo=timezone.utc)).date().isoformat() == "2026-02-28"
+    assert (
+        parse_age("3m", datetime(2026, 5, 31, tzinfo=timezone.utc)).date().isoformat()
+        == "2026-02-28"
+    )
 
 
 @pytest.mark.parametrize("spec", ["3x", "0d", "-5d", "ninety"])
-def test_bad_older_than_is_a_usage_error(env: Path, spec: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_older_than_is_a_usage_error(
+    env: Path, spec: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     code, out, err = run(capsys, "prune", "--older-than", spec)
     assert (code, out) == (2, "")
     assert err == (
@@ -192,7 +231,10 @@ def test_bad_older_than_is_a_usage_error(env: Path, spec: str, capsys: pytest.Ca
 
 @pytest.mark.corpus
 def test_prune_over_the_japanese_summaries_corpus(
-    corpus: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    corpus: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     source = corpus / "summaries-ja"
     if not source.is_dir():
@@ -223,8 +265,12 @@ def test_prune_over_the_japanese_summaries_corpus(
 
     code, _, err = run(capsys, "prune")
     assert code == 0
-    archived = {p.relative_to(root / ".archive").as_posix() for p in (root / ".archive").rglob("*.md")}
-    remaining = {p.relative_to(root).as_posix() for p in root.rglob("*.md") if ".archive" not in p.parts}
+    archived = {
+        p.relative_to(root / ".archive").as_posix() for p in (root / ".archive").rglob("*.md")
+    }
+    remaining = {
+        p.relative_to(root).as_posix() for p in root.rglob("*.md") if ".archive" not in p.parts
+    }
     assert archived == expected_old
     assert remaining == expected_kept | {"SOURCE.md"}
     assert err.startswith(f"Archived {len(expected_old)} summaries")
@@ -244,13 +290,15 @@ def test_prune_over_the_japanese_summaries_corpus(
 
 # --- a live session's state survives prune's plan → apply window ----------------------------
 
+
 def _aged(path: Path, when: datetime) -> None:
     os.utime(path, (when.timestamp(), when.timestamp()))
 
 
 @pytest.mark.parametrize("prompt", ["bd-q9z9 の件どうなった？", "what happened to bd-q9z9?"])
 def test_a_session_that_comes_back_between_plan_and_apply_keeps_its_state(
-        prompt: str, env: Path, tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    prompt: str, env: Path, tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An old session resumes while prune runs: its memory must not be injected a second time."""
     import time
 
@@ -260,28 +308,37 @@ def test_a_session_that_comes_back_between_plan_and_apply_keeps_its_state(
     beads = tmp_path / "proj" / ".beads"
     beads.mkdir(parents=True)
     (beads / "issues.jsonl").write_text(
-        '{"id": "bd-q9z9", "title": "在庫同期の再試行 retry", "status": "open", "updated_at": "2026-11-20T10:00:00Z"}\n',
-        encoding="utf-8")
+        '{"id": "bd-q9z9", "title": "在庫同期の再試行 retry", "status": "open", '
+        '"updated_at": "2026-11-20T10:00:00Z"}\n',
+        encoding="utf-8",
+    )
     monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
     monkeypatch.setenv("MEMRECALL_TOKENIZER", "regex")
 
     def ask() -> str | None:
-        return recall(HookInput("resumed", prompt), load_settings(), deadline=time.monotonic() + 10).context
+        return recall(
+            HookInput("resumed", prompt), load_settings(), deadline=time.monotonic() + 10
+        ).context
 
     assert ask() is not None  # injected once in this session
     state = next((isolated_home / "state" / "sessions").glob("*.json"))
     _aged(state, datetime(2026, 6, 1, tzinfo=timezone.utc))  # idle for months …
     settings = load_settings()
     plan = plan_prune(settings, datetime(2026, 9, 1, tzinfo=timezone.utc))
-    assert [i.path for i in plan.items if i.kind == "session-state"] == [state]  # … so the plan takes it
+    assert [i.path for i in plan.items if i.kind == "session-state"] == [
+        state
+    ]  # … so the plan takes it
     assert ask() is None  # … but the session comes back now: already injected, quiet
     result = apply_prune(plan, settings)
-    assert state.exists() and result.kept_live == [state] and result.done.get("session-state", 0) == 0
+    assert (
+        state.exists() and result.kept_live == [state] and result.done.get("session-state", 0) == 0
+    )
     assert ask() is None  # still known as injected: no second copy in the session's context
 
 
-def test_a_state_in_use_during_apply_is_kept_and_idle_ones_go(env: Path, isolated_home: Path,
-                                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_state_in_use_during_apply_is_kept_and_idle_ones_go(
+    env: Path, isolated_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     from memrecall.atomic import locked
 
     sessions = isolated_home / "state" / "sessions"
@@ -310,9 +367,16 @@ def test_reads_what_the_summary_writer_writes_and_leaves_malformed_yaml_alone(en
     written = env / "2026" / "05" / "2026-05-02-0a1b2c3d.md"
     written.parent.mkdir(parents=True)
     when = datetime(2026, 5, 2, 1, 0, tzinfo=timezone.utc)
-    meta = SummaryMeta(title="Don't retry: 決済", date=when,
-                       session_id="0a1b2c3d-1111-2222-3333-444455556666", project="shop", cwd="/x",
-                       git_branch="", tags=["PAY-1", "a, b"], recalled=["beads:PAY-1"])
+    meta = SummaryMeta(
+        title="Don't retry: 決済",
+        date=when,
+        session_id="0a1b2c3d-1111-2222-3333-444455556666",
+        project="shop",
+        cwd="/x",
+        git_branch="",
+        tags=["PAY-1", "a, b"],
+        recalled=["beads:PAY-1"],
+    )
     written.write_text(render_file(meta, "## What we did\n- x\n"), encoding="utf-8")
     broken = summary(env, "2026-05-03", "deadbeef")
     text = broken.read_text(encoding="utf-8")

@@ -12,9 +12,14 @@ def register(app: typer.Typer) -> None:
 
 
 def doctor_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array of checks.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON array of checks.")
+    ] = False,
     project: Annotated[
-        bool, typer.Option("--project", help="Also check ./.claude/settings.json and settings.local.json.")
+        bool,
+        typer.Option(
+            "--project", help="Also check ./.claude/settings.json and settings.local.json."
+        ),
     ] = False,
 ) -> None:
     """Check the config, MEMRECALL_HOME, ripgrep, tokenizers (start-up time), stores, the hook,
@@ -45,13 +50,18 @@ def doctor_command(
         colours = {"ok": "green", WARN: "yellow", FAIL: "red"}
         for check in checks:
             table.add_row(
-                check.name, Text(check.status, style=colours.get(check.status, "")),
-                Text(check.detail), Text(check.fix), f"{check.ms:.0f}",
+                check.name,
+                Text(check.status, style=colours.get(check.status, "")),
+                Text(check.detail),
+                Text(check.fix),
+                f"{check.ms:.0f}",
             )
         console().print(table)
     fails = sum(1 for c in checks if c.status == FAIL)
     warns = sum(1 for c in checks if c.status == WARN)
     if failed(checks):
         # An error, not typer.Exit: the exit status must survive every way the app is run.
-        raise MemrecallError(f"{fails} of {len(checks)} checks failed ({warns} warnings); see the fix column")
+        raise MemrecallError(
+            f"{fails} of {len(checks)} checks failed ({warns} warnings); see the fix column"
+        )
     err(f"{len(checks)} checks: {warns} warnings." if warns else f"{len(checks)} checks: all ok.")
