@@ -32,11 +32,15 @@ if TYPE_CHECKING:
 # Japanese cues are matched anywhere (no word edges); English ones as whole phrases.
 _CUE_JA = re.compile(
     r"前に|前回|以前|この前|こないだ|先日|先週|先月|昔|っけ|だったよね|たよね|てたよね|したよね|"
-    r"の件|した件|てた件|どうなった|どうした|結局|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
+    r"(?:の|した|てた)件(?![数名目])|どうなった|どうした|結局|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
     r"続き|再発|また(?:同じ|出|起き|落ち)|あの(?:件|時|とき|バグ|エラー|メモ|話)|例の"
 )
 _CUE_EN = re.compile(
-    r"\b(?:last time|previous(?:ly)?|earlier|before|again|remind me|remember|recall|did we|"
+    r"\b(?:last time|previous(?:ly)?|earlier|again|remind me|remember|recall|did we|"
+    # "before" asks about the past only after a verb of experience: "before I open the PR"
+    # is a plan, "we hit this before" a memory.
+    r"(?:seen|saw|had|did|done|tried|fixed|hit|discussed|mentioned|noted|solved|happened|"
+    r"come up|came up)(?: (?:this|that|it|one))? before|"
     r"have we|had we|"
     r"we (?:decided|chose|agreed|settled|used|fixed|found|noted|wrote|did|had|ended up)|"
     r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
@@ -81,7 +85,7 @@ _GENERIC_SUFFIXES = frozenset("時用名数値型化的性等後前中内外毎�
 NEEDS = {
     "cue": (1, 0.75),
     "plain": (2, 1.3),
-    "code": (2, 1.7),
+    "code": (2, 2.4),
 }
 # A prompt that asks for memory accepts a lower accumulated score (× this of the threshold).
 CUE_THRESHOLD_FACTOR = 0.5

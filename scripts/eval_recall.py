@@ -63,6 +63,7 @@ def matches(ref: str, expected: list[str]) -> bool:
 SETS = {
     "dev": HERE / "recall_sets" / "dev.json",
     "dev2": HERE / "recall_sets" / "dev2.json",
+    "dev3": HERE / "recall_sets" / "dev3.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }

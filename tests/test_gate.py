@@ -28,6 +28,9 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "remind me how we fixed the flaky login test",
         "Did we ever pin the terraform provider?",
         "last time the deploy failed because of the cache",
+        "we hit this timeout before, what was the fix?",
+        "I think I noted this before: how do I get the caller's line number?",
+        "PAY-1234 の件、どうなった？",
     ],
 )
 def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
@@ -44,6 +47,10 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "make the logging more detailed",
         "why does this test fail?",
         "Please rename the variable to something clearer",
+        # Words that only look like cues: a plan ("before I open the PR"), a count (件数).
+        "Can you review this diff and point out anything risky before I open the PR?",
+        "このJSONファイルを読み込んで、キーごとの件数を集計するスクリプトを書いて",
+        "この画面の件名の表示を直して",
     ],
 )
 def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
@@ -146,6 +153,11 @@ def test_the_needed_evidence_grows_from_cue_to_plain_to_code() -> None:
     }
     assert fired == {"cue": True, "plain": False, "code": False}
     assert "a memory cue" in judge(one, "plain", set(), 9.0, 2.0, 1).reason
+    # Two specific keywords that would convince in a question (evidence 2.0) do not make a
+    # work order about the code at hand ("…を集計するスクリプトを書いて") a memory cue.
+    order = _hit(_ev("件数", 1.0), _ev("集計", 1.0))
+    assert judge(order, "plain", set(), 9.0, 2.0, 1).fire
+    assert not judge(order, "code", set(), 9.0, 2.0, 1).fire
 
 
 def test_a_topic_that_comes_back_needs_one_specific_keyword() -> None:
