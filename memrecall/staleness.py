@@ -172,7 +172,12 @@ def _git_log(
         str(top),
         "-c",
         "core.quotepath=false",
+        # The prompt's project is not ours to trust: none of its config may run a program.
+        "-c",
+        "core.fsmonitor=false",
         "log",
+        "--no-ext-diff",
+        "--no-textconv",
         "-M",
         "--full-diff",
         f"--since={since.isoformat()}",
