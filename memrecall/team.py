@@ -89,6 +89,7 @@ def _one_line(stderr: bytes | str, fallback: str) -> str:
     """The line of a tool's stderr that says what went wrong, redacted (git prints URLs,
     and a URL can carry a token)."""
     from .redact import redact_fast
+    from .textcut import one_line
 
     text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -96,7 +97,7 @@ def _one_line(stderr: bytes | str, fallback: str) -> str:
         (line for line in lines if line.startswith(("fatal:", "error:", "ERROR:"))),
         lines[-1] if lines else fallback,
     )
-    return " ".join(redact_fast(chosen).split())[:300]
+    return one_line(redact_fast(chosen), 300)
 
 
 def _quiet_env(extra: dict[str, str] | None = None) -> dict[str, str]:

@@ -629,9 +629,9 @@ def _note_paths(settings: Settings, item: dict[str, Any], block: str) -> set[str
 
 def _short(text: str) -> str:
     from .redact import redact_fast
+    from .textcut import one_line
 
-    line = " ".join(redact_fast(text).split())
-    return line if len(line) <= EVIDENCE_CHARS else line[: EVIDENCE_CHARS - 1] + "…"
+    return one_line(redact_fast(text), EVIDENCE_CHARS)
 
 
 def _who(name: str) -> str:
