@@ -815,3 +815,19 @@ def test_the_hook_never_imports_team_code(remote: Path, people: dict[str, Person
         capture_output=True, text=True, env=alice.env, timeout=120, check=False,
     )
     assert done.returncode == 0 and done.stderr == "[]"
+
+
+def test_the_stop_hook_path_builds_no_cli(tmp_path: Path) -> None:
+    """`team sync --background` runs after every answer: it starts the sync and returns
+    without Typer or Rich (building the CLI alone costs a Stop hook ~0.2 s)."""
+    probe = (
+        "import sys; from memrecall.__main__ import main; code = main(['team', 'sync', "
+        "'--background']); print(code, sorted(m for m in ('typer', 'rich') if m in sys.modules))"
+    )
+    env = {**os.environ, "MEMRECALL_HOME": str(tmp_path / "h"), "HOME": str(tmp_path)}
+    for broken in ("", "[team\nrepo = \n"):  # no team, and a config.toml that does not parse
+        (tmp_path / "h").mkdir(exist_ok=True)
+        (tmp_path / "h" / "config.toml").write_text(broken, encoding="utf-8")
+        done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              env=env, timeout=120, check=False)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "0 []\n", "")
