@@ -8,7 +8,6 @@ The gate (gate.py) decides on a `SessionState`; this module only stores it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import time
@@ -66,10 +65,12 @@ class SessionState:
 def state_path(state_dir: Path, session_id: str) -> Path:
     safe = re.sub(r"[^A-Za-z0-9_.-]", "", session_id)[:80]
     if not safe or safe != session_id:
-        # Claude Code's ids are UUIDs, already safe: hashing is the rare case.
-        safe = (safe[:40] + "-" if safe else "") + hashlib.sha256(session_id.encode()).hexdigest()[
-            :16
-        ]
+        # Claude Code's ids are UUIDs, already safe: hashing is the rare case, and importing
+        # hashlib (OpenSSL) costs the hook ~6 ms, so only then.
+        import hashlib
+
+        digest = hashlib.sha256(session_id.encode()).hexdigest()[:16]
+        safe = (safe[:40] + "-" if safe else "") + digest
     return state_dir / "sessions" / f"{safe}.json"
 
 

@@ -244,3 +244,5 @@ def test_recall_hot_path_imports_nothing_heavy(tmp_path: Path) -> None:
     assert done.returncode == 0
     top = {m.split(".")[0] for m in _imported_modules(done.stderr)}
     assert top & HEAVY == set()
+    # Loading OpenSSL costs ~6 ms a prompt; a session id as Claude Code writes it needs no hash.
+    assert "hashlib" not in top
