@@ -283,11 +283,10 @@ def check_tokenizers(settings: Settings) -> list[Check]:
 
 
 def _count_md(root: Path) -> int:
-    total = 0
-    for _, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-        total += sum(1 for f in files if f.endswith(".md") and not f.startswith("."))
-    return total
+    from .walk import walk_files
+
+    # The notes search reads, counted as it walks them.
+    return sum(1 for _ in walk_files(root))
 
 
 def check_stores(settings: Settings) -> list[Check]:

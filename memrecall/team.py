@@ -445,26 +445,13 @@ class Source:
 
 
 def _walk(root: Path, prefix: str, found: dict[str, Source]) -> None:
-    """Every `*.md` under `root` outside dot-folders, as `<prefix>/<relative path>`."""
-    stack = [(root, prefix)]
-    while stack:
-        folder, rel = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            try:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append((Path(entry.path), f"{rel}/{entry.name}"))
-                elif entry.name.endswith(".md") and entry.is_file():
-                    st = entry.stat()
-                    source = Source(Path(entry.path), st.st_size, st.st_mtime_ns)
-                    found[f"{rel}/{entry.name}"] = source
-            except OSError:
-                continue
+    """Every `*.md` under `root` that search reads (walk.walk_files: no dot-folders, no
+    symlinks), as `<prefix>/<relative path>`."""
+    from .walk import walk_files
+
+    for path, st in walk_files(root):
+        rel = path.relative_to(root).as_posix()
+        found[f"{prefix}/{rel}"] = Source(path, st.st_size, st.st_mtime_ns)
 
 
 def _aged_out(rel: str, cutoff: datetime) -> bool:

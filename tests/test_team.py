@@ -462,6 +462,26 @@ def test_a_sync_with_nothing_new_reads_nothing_and_commits_nothing(
     assert git(remote, "rev-parse", "memrecall/alice").strip() == tip
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="symlinks need privileges on Windows")
+def test_a_sync_shares_the_files_search_reads_and_no_symlink(
+    remote: Path, people: dict[str, Person], tmp_path: Path,
+) -> None:
+    alice = people["alice"]
+    setup_team(remote, people, ("alice",))
+    kept = alice.summary("2026-12-01", "5e1f0001", "Kept", "KEEP-1.")
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# not a memory\nprivate draft\n", encoding="utf-8")
+    (kept.parent / "2026-12-02-5e1f0002.md").symlink_to(outside)
+    (kept.parent / ".draft.md").write_text("# hidden\n", encoding="utf-8")
+    alice.ok("team", "sync")
+    shared = [f for f in branch_files(remote, BRANCH) if f.startswith("alice/")]
+    assert shared == [
+        "alice/memories/.gitkeep",
+        "alice/summaries/.gitkeep",
+        "alice/summaries/2026/12/2026-12-01-5e1f0001.md",
+    ]
+
+
 # --- offline, refused pushes, conflicts: nothing lost ---------------------------------------
 
 
