@@ -12,6 +12,13 @@ def register(app: typer.Typer) -> None:
     app.command(name="usage")(usage_command)
 
 
+# stats and usage both bring the verdicts up to date first, unless told not to.
+RefreshOption = Annotated[
+    bool,
+    typer.Option("--refresh/--no-refresh", help="Judge new injections from the transcripts first."),
+]
+
+
 def _pct(value: float | None) -> str:
     return "—" if value is None else f"{value:.0%}"
 
@@ -29,12 +36,7 @@ def stats_command(
         int, typer.Option("--top", min=1, max=100, help="How many top keywords and memories.")
     ] = 10,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-    refresh: Annotated[
-        bool,
-        typer.Option(
-            "--refresh/--no-refresh", help="Judge new injections from the transcripts first."
-        ),
-    ] = True,
+    refresh: RefreshOption = True,
 ) -> None:
     """Prompts seen, fire rate, zero-candidate rate, hook time, whether Claude used what was
     injected (per store, reason, keyword, and week by week), top keywords and memories, and
@@ -333,12 +335,7 @@ def usage_command(
         int, typer.Option("--limit", "-n", min=1, help="How many memories, newest first.")
     ] = 30,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON array.")] = False,
-    refresh: Annotated[
-        bool,
-        typer.Option(
-            "--refresh/--no-refresh", help="Judge new injections from the transcripts first."
-        ),
-    ] = True,
+    refresh: RefreshOption = True,
 ) -> None:
     """Whether Claude used each memory the hook injected, with the evidence, newest first.
 
