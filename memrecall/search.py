@@ -624,6 +624,9 @@ def search(
 
             paths.append(index_home(settings) / "aliases.txt")  # notes' titles and aliases
         synonyms = load_synonyms(paths, {k.key for k in keywords})
+        from .loanwords import add_origins
+
+        add_origins([(k.key, k.text) for k in keywords], synonyms)
     patterns = build_patterns(keywords, synonyms)
     scorer = _Scorer(keywords, settings.now)
     hits: list[Hit] | None = None

@@ -1,0 +1,118 @@
+"""English for katakana: a Japanese prompt ("マージドライバの件") finds English memories
+("merge driver") through the loanword table UniDic records (loanwords.tsv, made by
+scripts/build_loanwords.py).
+
+On the hook's path: no import beyond the standard library, and no parsing of the table's
+18,000 lines (8 ms) — a binary search over its sorted text finds a word in microseconds.
+The hand-written glossary (synonyms.txt) wins: its groups carry the software sense
+(キャッシュ is `cache` there, `cash` in UniDic), so only words it lacks come here.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+_KATAKANA = re.compile(r"[ァ-ヶー・]+")
+# Longer katakana runs are pasted text, not a word worth splitting.
+MAX_WORD_CHARS = 16
+# Pieces of a compound: at least two characters (a lone ア or ル means nothing alone).
+_MIN_PIECE = 2
+# Readings of a compound whose pieces have several origins (each is one more query term).
+MAX_READINGS = 4
+
+
+def table_path() -> Path:
+    return Path(__file__).resolve().parent / "loanwords.tsv"
+
+
+@lru_cache(maxsize=1)
+def _table() -> tuple[str, int]:
+    """The table's text, and where its sorted lines start (after the comment header)."""
+    try:
+        text = table_path().read_text(encoding="utf-8")
+    except OSError:
+        return "", 0
+    start = 0
+    while text.startswith("#", start):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return "", 0
+    return text, start
+
+
+def key(katakana: str) -> str:
+    """ドライバー and ドライバ are one word: the long-vowel mark at the end is optional in
+    technical writing, and the table has none."""
+    return katakana.replace("・", "").rstrip("ー")
+
+
+def lookup(word: str) -> list[str]:
+    """The English origins of one katakana word, or [] (binary search over sorted lines)."""
+    text, lo = _table()
+    wanted = key(word)
+    if not text or len(wanted) < _MIN_PIECE:
+        return []
+    hi = len(text)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = text.rfind("\n", lo, mid) + 1 or lo
+        if start < lo:
+            start = lo
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        line_key, _, origins = text[start:end].partition("\t")
+        if line_key == wanted:
+            return origins.split("|")
+        if line_key < wanted:
+            lo = end + 1
+        else:
+            hi = start
+    return []
+
+
+def is_katakana(text: str) -> bool:
+    return bool(_KATAKANA.fullmatch(text))
+
+
+def english(word: str) -> list[str]:
+    """English for a katakana word: its own origins, else the origins of the fewest pieces
+    it splits into ("マージドライバ" → "merge driver" and "mergedriver": English writes a
+    compound either way, `placeholder` as one word, `merge driver` as two)."""
+    if not is_katakana(word) or len(word) > MAX_WORD_CHARS:
+        return []
+    whole = lookup(word)
+    if whole:
+        return whole
+    text = word.replace("・", "")
+    # best[i]: the fewest pieces covering text[:i], each as its origins.
+    best: list[list[list[str]] | None] = [[]] + [None] * len(text)
+    for end in range(_MIN_PIECE, len(text) + 1):
+        for start in range(0, end - _MIN_PIECE + 1):
+            before = best[start]
+            if before is None or text[start] == "ー":
+                continue
+            if best[end] is not None and len(best[end] or []) <= len(before) + 1:
+                continue
+            origins = lookup(text[start:end])
+            if origins:
+                best[end] = before + [origins]
+    pieces = best[len(text)]
+    if not pieces or len(pieces) < 2:
+        return []
+    # A piece may come from two words (タイム: thyme, time): each reading, the first few.
+    readings: list[list[str]] = [[]]
+    for origins in pieces:
+        readings = [r + [o] for r in readings for o in origins[:2]][:MAX_READINGS]
+    return [form for r in readings for form in (" ".join(r), "".join(r))]
+
+
+def add_origins(keys_and_texts: list[tuple[str, str]], synonyms: dict[str, set[str]]) -> None:
+    """Give every katakana keyword the glossary does not know its English as synonyms."""
+    for keyword_key, text in keys_and_texts:
+        if keyword_key in synonyms or not is_katakana(text):
+            continue
+        found = english(text)
+        if found:
+            synonyms[keyword_key] = {text, *found}

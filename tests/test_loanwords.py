@@ -1,0 +1,112 @@
+"""Katakana in a Japanese prompt finds the English memory that uses the word it comes from."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memrecall import loanwords
+from memrecall.config import load_settings
+from memrecall.search import search
+from memrecall.tokenize import tokenize_text
+
+
+@pytest.mark.parametrize(
+    ("katakana", "english"),
+    [
+        ("エクスポート", "export"),
+        ("コンフリクト", "conflict"),
+        ("ドライバー", "driver"),
+        ("ドライバ", "driver"),  # the long-vowel mark at the end is optional
+        ("ワーカー", "worker"),
+    ],
+)
+def test_a_loanword_gives_its_english(katakana: str, english: str) -> None:
+    assert english in loanwords.english(katakana)
+
+
+@pytest.mark.parametrize(
+    ("compound", "phrase", "joined"),
+    [
+        ("マージドライバ", "merge driver", "mergedriver"),
+        ("プレースホルダー", "place holder", "placeholder"),
+        ("サーキットブレーカー", "circuit breaker", "circuitbreaker"),
+        ("タイムスタンプ", "time stamp", "timestamp"),
+    ],
+)
+def test_a_compound_gives_its_pieces_as_a_phrase_and_as_one_word(
+    compound: str, phrase: str, joined: str
+) -> None:
+    found = loanwords.english(compound)
+    assert phrase in found and joined in found
+
+
+@pytest.mark.parametrize("text", ["設定", "merge", "ア", "ー", "ドライバ設定", "ア" * 40, ""])
+def test_no_english_for_what_is_not_a_katakana_word(text: str) -> None:
+    assert loanwords.english(text) == []
+
+
+def test_every_line_of_the_table_is_found_by_the_lookup() -> None:
+    lines = [
+        line
+        for line in loanwords.table_path().read_text(encoding="utf-8").splitlines()
+        if line and not line.startswith("#")
+    ]
+    assert len(lines) > 10_000
+    assert lines == sorted(lines, key=lambda line: line.partition("\t")[0])
+    for line in lines[:: max(1, len(lines) // 500)] + lines[:3] + lines[-3:]:
+        word, _, origins = line.partition("\t")
+        assert loanwords.lookup(word) == origins.split("|")
+    assert loanwords.lookup("ンンンンン") == []
+
+
+def test_the_glossary_wins_over_the_table() -> None:
+    # UniDic's キャッシュ is money (cash); the glossary's is a cache.
+    synonyms = {"キャッシュ": {"キャッシュ", "cache"}}
+    loanwords.add_origins([("キャッシュ", "キャッシュ"), ("マージドライバ", "マージドライバ")], synonyms)
+    assert synonyms["キャッシュ"] == {"キャッシュ", "cache"}
+    assert "merge driver" in synonyms["マージドライバ"]
+
+
+@pytest.fixture
+def english_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    beads = tmp_path / "proj" / ".beads"
+    beads.mkdir(parents=True)
+    issues = [
+        {
+            "id": "bd-m3rg",
+            "title": "Merge driver configured with invalid placeholders",
+            "description": "git config merge.beads.driver used %L %R; use %O %A %B instead.",
+            "status": "closed",
+            "close_reason": "Fixed the driver line and migrate existing clones on bd init.",
+        }
+    ] + [
+        {
+            "id": f"bd-x{n:03d}",
+            "title": f"Unrelated chore {n}",
+            "description": "Tidy the release notes and bump the version.",
+            "status": "open",
+        }
+        for n in range(30)
+    ]
+    (beads / "issues.jsonl").write_text(
+        "".join(json.dumps(issue) + "\n" for issue in issues), encoding="utf-8"
+    )
+    monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    return beads
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_a_japanese_prompt_finds_the_english_issue(english_tracker: Path, engine: str) -> None:
+    settings = load_settings()
+    if engine == "index":
+        from memrecall.index import refresh
+
+        refresh(settings)
+    keywords, _ = tokenize_text("マージドライバのプレースホルダーの件", settings.tokenizer, settings)
+    outcome = search(keywords, settings)
+    assert outcome.engine == engine
+    assert outcome.hits and outcome.hits[0].ref == "bd-m3rg"
