@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 # Japanese cues are matched anywhere (no word edges); English ones as whole phrases.
 _CUE_JA = re.compile(
     r"前に|前回|以前|この前|こないだ|先日|先週|先月|昔|っけ|だったよね|たよね|てたよね|したよね|"
-    r"(?:の|した|てた)件(?![数名目])|どうなった|どうした|結局|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
+    # "〜た件" is any past event ("上書きしちゃった件"); "何だった" asks what it was.
+    r"(?:の|た)件(?![数名目])|(?:何|なん)だった|どうなった|どうした|結局|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
     r"続き|再発|また(?:同じ|出|起き|落ち)|あの(?:件|時|とき|バグ|エラー|メモ|話)|例の"
 )
 _CUE_EN = re.compile(
@@ -41,7 +42,7 @@ _CUE_EN = re.compile(
     # is a plan, "we hit this before" a memory.
     r"(?:seen|saw|had|did|done|tried|fixed|hit|discussed|mentioned|noted|solved|happened|"
     r"come up|came up)(?: (?:this|that|it|one))? before|"
-    r"have we|had we|"
+    r"have we|had we|(?:i|we) once|"
     r"we (?:decided|chose|agreed|settled|used|fixed|found|noted|wrote|did|had|ended up)|"
     r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
     r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|"
@@ -53,16 +54,31 @@ _CUE_EN = re.compile(
 _DEICTIC_JA = re.compile(r"この(?!前|間|あいだ)|これ|ここ|今の|現在の|今回の|下記|以下の")
 _DEICTIC_EN = re.compile(r"\b(?:this|these|here|the current|the following|below)\b", re.IGNORECASE)
 # A work order rather than a question: "add …", "make …", "…を追加して", "…にしてほしい".
+# Any sentence may give the order ("build_report is slow. Profile it"); the verbs are the
+# ones a developer orders code with.
 _ORDER_EN = re.compile(
-    r"^\s*(?:please\s+|can you\s+|could you\s+)?"
-    r"(?:add|make|write|fix|implement|create|refactor|rename|"
-    r"update|remove|delete|convert|extract|move|change|set up|setup|generate|explain|"
-    r"optimi[sz]e|improve|"
-    r"clean up|split|replace|bump|upgrade|format|document|translate|review|test|run|build|"
-    r"migrate|port|"
-    r"introduce|wrap|return|use|read|parse|validate|handle|log|print|show|list|sort|cache)\b",
+    r"(?:^|[.!?;:]\s+|\n)\s*(?:please\s+|can you\s+|could you\s+|would you\s+|let's\s+|"
+    r"(?:i|we) (?:want|need|have) to\s+|i'd like to\s+)?"
+    r"(?:add|make|write|fix|implement|create|refactor|rename|update|remove|delete|convert|"
+    r"extract|move|change|set up|setup|generate|explain|optimi[sz]e|improve|clean up|split|"
+    r"replace|bump|upgrade|downgrade|format|document|translate|review|test|run|build|migrate|"
+    r"port|introduce|wrap|return|use|read|parse|validate|handle|log|print|show|list|sort|"
+    r"cache|mock|stub|profile|wire|display|render|invalidate|check|verify|ensure|enable|"
+    r"disable|allow|prevent|avoid|support|expose|hide|send|store|save|load|fetch|call|"
+    r"throttle|debounce|limit|paginate|filter|group|merge|rebase|squash|revert|commit|push|"
+    r"deploy|configure|install|uninstall|pin|lint|annotate|simplify|inline|reorder|"
+    r"restructure|reorgani[sz]e|consolidate|dedupe|deduplicate|memoi[sz]e|batch|stream|"
+    r"seriali[sz]e|deseriali[sz]e|encode|decode|compress|normali[sz]e|sanitize|escape|trim|"
+    r"strip|truncate|measure|benchmark|speed up|reduce|increase|decrease|tweak|adjust|tune|"
+    r"shorten|rewrite|modernize|swap|drop|skip|ignore|catch|raise|throw|emit|publish|"
+    r"schedule|spawn|restart|compute|calculate|count|aggregate|export|import|upload|"
+    r"download|copy|scaffold|bootstrap|initiali[sz]e|seed|populate|insert|style|center|"
+    r"align|resize|locali[sz]e|switch|pull|combine|guard|debug|investigate|look into|"
+    r"suggest|propose)\b",
     re.IGNORECASE,
 )
+# A request anywhere in the prompt: "build_report is slow on big inputs, can you profile it".
+_ASK_EN = re.compile(r"\b(?:can|could|would) you\b|\bplease\b", re.IGNORECASE)
 _ORDER_JA = re.compile(
     r"(?:して|してください|して下さい|してほしい|して欲しい|しといて|しておいて|書いて|作って|直して|"
     r"教えて|調べて|考えて|まとめて|出して|付けて|つけて|消して|変えて|揃えて|そろえて|見て)[。.!！\s]*$"
@@ -102,6 +118,7 @@ def prompt_shape(prompt: str) -> str:
         _DEICTIC_JA.search(text)
         or _DEICTIC_EN.search(text)
         or _ORDER_EN.search(text)
+        or _ASK_EN.search(text)
         or _ORDER_JA.search(text)
     ):
         return "code"

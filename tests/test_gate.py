@@ -31,6 +31,12 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "we hit this timeout before, what was the fix?",
         "I think I noted this before: how do I get the caller's line number?",
         "PAY-1234 の件、どうなった？",
+        # Any past event is a topic ("…ちゃった件"), and so is asking what something was.
+        "古いデータで上書きしちゃった件、原因なんだった？",
+        "ビルドが落ちた件って誰か見てる？",
+        "Slack 通知が二重に飛んだ原因、何だった？",
+        "I once wrote a wrapper for this, where is it?",
+        "we once had the same deadlock in the worker pool",
     ],
 )
 def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
@@ -51,6 +57,12 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "Can you review this diff and point out anything risky before I open the PR?",
         "このJSONファイルを読み込んで、キーごとの件数を集計するスクリプトを書いて",
         "この画面の件名の表示を直して",
+        # The order may come in a later sentence, or as a question anywhere in the prompt.
+        "build_report is slow on 100k rows. Profile it and suggest a fix.",
+        "The signup mail goes out twice; could you add a guard against that?",
+        "Timestamps show up in UTC. Display them in the browser's time zone.",
+        "The email sender is slow in tests; mock it please",
+        "We need to paginate the articles endpoint with a cursor",
     ],
 )
 def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:

@@ -65,7 +65,9 @@ def test_every_line_of_the_table_is_found_by_the_lookup() -> None:
 def test_the_glossary_wins_over_the_table() -> None:
     # UniDic's キャッシュ is money (cash); the glossary's is a cache.
     synonyms = {"キャッシュ": {"キャッシュ", "cache"}}
-    loanwords.add_origins([("キャッシュ", "キャッシュ"), ("マージドライバ", "マージドライバ")], synonyms)
+    loanwords.add_origins(
+        [("キャッシュ", "キャッシュ"), ("マージドライバ", "マージドライバ")], synonyms
+    )
     assert synonyms["キャッシュ"] == {"キャッシュ", "cache"}
     assert "merge driver" in synonyms["マージドライバ"]
 
@@ -106,7 +108,9 @@ def test_a_japanese_prompt_finds_the_english_issue(english_tracker: Path, engine
         from memrecall.index import refresh
 
         refresh(settings)
-    keywords, _ = tokenize_text("マージドライバのプレースホルダーの件", settings.tokenizer, settings)
+    keywords, _ = tokenize_text(
+        "マージドライバのプレースホルダーの件", settings.tokenizer, settings
+    )
     outcome = search(keywords, settings)
     assert outcome.engine == engine
     assert outcome.hits and outcome.hits[0].ref == "bd-m3rg"
