@@ -54,10 +54,10 @@ _CUE_EN = re.compile(
 _DEICTIC_JA = re.compile(r"この(?!前|間|あいだ)|これ|ここ|今の|現在の|今回の|下記|以下の")
 _DEICTIC_EN = re.compile(r"\b(?:this|these|here|the current|the following|below)\b", re.IGNORECASE)
 # A work order rather than a question: "add …", "make …", "…を追加して", "…にしてほしい".
-# Any sentence may give the order ("build_report is slow. Profile it"); the verbs are the
-# ones a developer orders code with.
+# Any sentence or clause may give the order ("build_report is slow. Profile it", "In the
+# BlogPost model, normalise the tags"); the verbs are the ones a developer orders code with.
 _ORDER_EN = re.compile(
-    r"(?:^|[.!?;:]\s+|\n)\s*(?:please\s+|can you\s+|could you\s+|would you\s+|let's\s+|"
+    r"(?:^|[.!?;:,]\s+|\n)\s*(?:please\s+|can you\s+|could you\s+|would you\s+|let's\s+|"
     r"(?:i|we) (?:want|need|have) to\s+|i'd like to\s+)?"
     r"(?:add|make|write|fix|implement|create|refactor|rename|update|remove|delete|convert|"
     r"extract|move|change|set up|setup|generate|explain|optimi[sz]e|improve|clean up|split|"
@@ -74,7 +74,7 @@ _ORDER_EN = re.compile(
     r"schedule|spawn|restart|compute|calculate|count|aggregate|export|import|upload|"
     r"download|copy|scaffold|bootstrap|initiali[sz]e|seed|populate|insert|style|center|"
     r"align|resize|locali[sz]e|switch|pull|combine|guard|debug|investigate|look into|"
-    r"suggest|propose)\b",
+    r"suggest|propose|walk me through)\b",
     re.IGNORECASE,
 )
 # A request anywhere in the prompt: "build_report is slow on big inputs, can you profile it".
@@ -229,11 +229,17 @@ def judge(
     if prompts_seen >= 2:
         # The topic came back: one specific keyword is enough on its second mention.
         need_count, need_strength = 1, min(need_strength, NEEDS["cue"][1])
-    covered = hit.coverage >= 0.99 and any(e.head for e in specific)
+    in_head = sum(1 for e in specific if e.head)
+    covered = hit.coverage >= 0.99 and in_head >= 1
     if covered and shape != "code":
         # The memory's title says all the prompt says ("Dockerfile の中で条件分岐したい" →
         # "Dockerfile内で条件分岐する"): one specific keyword is enough.
         need_count, need_strength = 1, min(need_strength, 0.75)
+    elif covered and in_head >= 2:
+        # A work order whose every word the memory's title holds, two of them specific
+        # ("FindFreePort is exported but never called, remove it?" → the issue saying just
+        # that): it is about that memory, as a plain question would be.
+        need_count, need_strength = NEEDS["plain"]
     listed = ", ".join(names[:5])
     if len(specific) < need_count or strength < need_strength:
         hint = {

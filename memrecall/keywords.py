@@ -62,6 +62,11 @@ _IDENTIFIER = re.compile(
         ]
     )
 )
+# Prefixes of names shaped like tickets (`UTF-8`) that are standards, encodings, protocols.
+STANDARD_NAMES = frozenset(
+    "UTF UCS SHA MD ISO IEC JIS EUC CP WIN IEEE RFC PEP ECMA ES IPV HTTP TLS SSL AES RSA "
+    "CRC DES SHIFT GPT COVID H MPEG MP X Y".split()
+)
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 _TRIVIAL_CODE = re.compile(r"^[\s\W_]*$|^\s*\S\s*$")
@@ -168,6 +173,10 @@ def _identifier_terms(
         start = match.start()
         if group == "beads_upper":
             group, text = "beads", text.lower()
+        elif group == "ticket" and text.split("-", 1)[0] in STANDARD_NAMES:
+            # `UTF-8`, `SHA-256`, `ISO-8601` name a standard every project uses, not a ticket
+            # of one tracker: not distinctive, never an id that makes recall speak alone.
+            group = "alnum"
         if group == "path" and not _path_like(text):
             # Re-scan the pieces of a slash pair (`feature/CPN-90`) as separate identifiers.
             inner, _ = _identifier_terms(text.replace("/", " "), known_ids)

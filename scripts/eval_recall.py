@@ -64,6 +64,7 @@ SETS = {
     "dev": HERE / "recall_sets" / "dev.json",
     "dev2": HERE / "recall_sets" / "dev2.json",
     "dev3": HERE / "recall_sets" / "dev3.json",
+    "dev4": HERE / "recall_sets" / "dev4.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }

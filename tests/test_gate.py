@@ -186,6 +186,27 @@ def test_a_title_covering_the_whole_prompt_needs_one_keyword_except_for_code_at_
     assert not judge(covered, "code", generic, 9.0, 2.0, 1).fire
 
 
+def test_a_work_order_whose_words_a_title_holds_is_judged_as_a_question() -> None:
+    # "FindFreePort is exported but never called, remove it?" and the issue titled with it.
+    titled = _hit(
+        _ev("FindFreePort", 0.85, head=True, subkind="camel", df=6),
+        _ev("never", 0.5, head=True, subkind="word"),
+        _ev("remove", 0.3, subkind="word"),
+        coverage=1.0,
+    )
+    assert judge(titled, "code", set(), 9.0, 2.0, 1).fire
+    # The same words in the text only, or the title holding one of them, are not enough.
+    in_text = _hit(
+        _ev("FindFreePort", 0.85, subkind="camel", df=6),
+        _ev("never", 0.5, subkind="word"),
+        _ev("remove", 0.3, subkind="word"),
+        coverage=1.0,
+    )
+    assert not judge(in_text, "code", set(), 9.0, 2.0, 1).fire
+    one_in_title = _hit(_ev("regex", 0.9, head=True), _ev("do", 0.5), coverage=1.0)
+    assert not judge(one_in_title, "code", set(), 9.0, 2.0, 1).fire
+
+
 def test_exact_ids_and_distinctive_identifiers_fire_alone_but_everyday_files_do_not() -> None:
     exact = _hit(_ev("bd-kpy", subkind="beads", df=30), exact=True, ref="bd-kpy")
     assert (

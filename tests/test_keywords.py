@@ -249,6 +249,14 @@ def test_identifier_kinds_in_json_shape(analyzer: Analyzer, shipped: set[str]) -
     assert by_text["決済"].kind in {"noun", "proper_noun", "compound", "external"}
 
 
+def test_names_of_standards_are_not_tickets(analyzer: Analyzer, shipped: set[str]) -> None:
+    # A ticket id may make recall speak on its own; UTF-8 is in every other memory.
+    keywords = extract("UTF-8 と SHA-256 と ISO-8601、PAY-1234 と OPS-4", analyzer, shipped)
+    kinds = {k.text: k.subkind for k in keywords}
+    assert {kinds["UTF-8"], kinds["SHA-256"], kinds["ISO-8601"]} == {"alnum"}
+    assert kinds["PAY-1234"] == kinds["OPS-4"] == "ticket"
+
+
 def test_limit_keeps_the_first_keywords(analyzer: Analyzer, shipped: set[str]) -> None:
     full = texts("PAY-1234 の決済タイムアウト、在庫同期 retry_count", analyzer, shipped)
     assert [
