@@ -28,18 +28,20 @@ def table_path() -> Path:
 
 
 @lru_cache(maxsize=1)
-def _table() -> tuple[str, int]:
-    """The table's text, and where its sorted lines start (after the comment header)."""
+def _table() -> tuple[bytes, int]:
+    """The table's bytes, and where its sorted lines start (after the comment header).
+    Bytes, not text: decoding 470 KB costs the hook ~2 ms, and UTF-8 sorts as code points do,
+    so the binary search works on the bytes as well."""
     try:
-        text = table_path().read_text(encoding="utf-8")
+        data = table_path().read_bytes()
     except OSError:
-        return "", 0
+        return b"", 0
     start = 0
-    while text.startswith("#", start):
-        start = text.find("\n", start) + 1
+    while data.startswith(b"#", start):
+        start = data.find(b"\n", start) + 1
         if start == 0:
-            return "", 0
-    return text, start
+            return b"", 0
+    return data, start
 
 
 def key(katakana: str) -> str:
@@ -50,22 +52,21 @@ def key(katakana: str) -> str:
 
 def lookup(word: str) -> list[str]:
     """The English origins of one katakana word, or [] (binary search over sorted lines)."""
-    text, lo = _table()
+    data, lo = _table()
     wanted = key(word)
-    if not text or len(wanted) < _MIN_PIECE:
+    if not data or len(wanted) < _MIN_PIECE:
         return []
-    hi = len(text)
+    target = wanted.encode("utf-8")
+    hi = len(data)
     while lo < hi:
         mid = (lo + hi) // 2
-        start = text.rfind("\n", lo, mid) + 1 or lo
-        if start < lo:
-            start = lo
-        end = text.find("\n", start)
-        end = len(text) if end < 0 else end
-        line_key, _, origins = text[start:end].partition("\t")
-        if line_key == wanted:
-            return origins.split("|")
-        if line_key < wanted:
+        start = max(data.rfind(b"\n", lo, mid) + 1, lo)
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        line_key, _, origins = data[start:end].partition(b"\t")
+        if line_key == target:
+            return origins.decode("utf-8").split("|")
+        if line_key < target:
             lo = end + 1
         else:
             hi = start
