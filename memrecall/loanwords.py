@@ -1,6 +1,7 @@
-"""English for katakana: a Japanese prompt ("マージドライバの件") finds English memories
-("merge driver") through the loanword table UniDic records (loanwords.tsv, made by
-scripts/build_loanwords.py).
+"""English for katakana and for Japanese compounds: a Japanese prompt ("マージドライバの件")
+finds English memories ("merge driver") through the loanword table UniDic records
+(loanwords.tsv, made by scripts/build_loanwords.py), and a compound whose every piece has
+English (在庫同期 → "inventory sync") through its pieces.
 
 On the hook's path: no import beyond the standard library, and no parsing of the table's
 18,000 lines (8 ms) — a binary search over its sorted text finds a word in microseconds.
@@ -117,3 +118,47 @@ def add_origins(keys_and_texts: list[tuple[str, str]], synonyms: dict[str, set[s
         found = english(text)
         if found:
             synonyms[keyword_key] = {text, *found}
+
+
+def _english_words(text: str, synonyms: dict[str, set[str]]) -> list[str]:
+    """One-word English for a piece: the glossary's (shortest first: `auto` before
+    `automatically`), else the loanword table's."""
+    from .keywords import term_key
+
+    group = synonyms.get(text.casefold(), ())
+    words = sorted(
+        {w.casefold() for w in group if w.isascii() and w.isalpha()}, key=lambda w: (len(w), w)
+    )
+    words = words or [w for w in english(text) if " " not in w]
+    # The index stems every word: `merge` and `merges` would be one query twice.
+    stems: dict[str, str] = {}
+    for word in words:
+        stems.setdefault(term_key(word), word)
+    return list(stems.values())
+
+
+def add_compound_english(
+    keywords: list[tuple[str, str, str]], synonyms: dict[str, set[str]]
+) -> None:
+    """A Japanese compound whose every piece has English gets the English compound as a
+    synonym: 自動取り込み (自動 auto + 取り込み import) → "auto import", 循環依存 → "circular
+    dependency". `keywords` are (key, text, kind) in prompt order: a compound is followed by
+    its pieces (kind `part`)."""
+    for i, (key_, text, kind) in enumerate(keywords):
+        if kind == "part" or key_ in synonyms or text.isascii():
+            continue
+        pieces = []
+        for piece_key, piece, piece_kind in keywords[i + 1 :]:
+            if piece_kind != "part":
+                break
+            pieces.append(piece)
+        if len(pieces) < 2 or "".join(pieces) != text:
+            continue
+        readings: list[list[str]] = [[]]
+        for piece in pieces:
+            words = _english_words(piece, synonyms)
+            if not words:
+                break
+            readings = [r + [w] for r in readings for w in words[:2]][:MAX_READINGS]
+        else:
+            synonyms[key_] = {text, *(" ".join(r) for r in readings)}

@@ -114,3 +114,47 @@ def test_a_japanese_prompt_finds_the_english_issue(english_tracker: Path, engine
     outcome = search(keywords, settings)
     assert outcome.engine == engine
     assert outcome.hits and outcome.hits[0].ref == "bd-m3rg"
+
+
+def test_a_japanese_compound_of_translatable_pieces_gets_its_english() -> None:
+    synonyms = {
+        "在庫": {"在庫", "inventory", "stock"},
+        "同期": {"同期", "sync", "synchronize"},
+    }
+    keywords = [
+        ("在庫同期", "在庫同期", "compound"),
+        ("在庫", "在庫", "part"),
+        ("同期", "同期", "part"),
+        ("バッチ化", "バッチ化", "compound"),  # 化 has no English: left alone
+        ("バッチ", "バッチ", "part"),
+        ("化", "化", "part"),
+    ]
+    loanwords.add_compound_english(keywords, synonyms)
+    assert {"inventory sync", "stock sync"} <= synonyms["在庫同期"]
+    assert "バッチ化" not in synonyms
+    # Katakana pieces come from the loanword table: マージ + ドライバ + 設定 (glossary).
+    synonyms = {"設定": {"設定", "config", "settings"}}
+    keywords = [
+        ("マージドライバ設定", "マージドライバ設定", "compound"),
+        ("マージ", "マージ", "part"),
+        ("ドライバ", "ドライバ", "part"),
+        ("設定", "設定", "part"),
+    ]
+    loanwords.add_compound_english(keywords, synonyms)
+    assert "merge driver config" in synonyms["マージドライバ設定"]
+
+
+def test_the_glossary_lookup_merges_groups_that_share_a_whole_word(tmp_path: Path) -> None:
+    from memrecall.search import load_synonyms
+
+    table = tmp_path / "synonyms.txt"
+    table.write_text(
+        "ロールバック, rollback\n巻き戻し, rollback, revert\nロール, role\nログイン, login\n",
+        encoding="utf-8",
+    )
+    groups = load_synonyms([table], {"巻き戻し", "ログ"})
+    assert groups["巻き戻し"] == {"巻き戻し", "rollback", "revert", "ロールバック"}
+    # `ロール` sits inside `ロールバック` but is not one of its words: no merge.
+    assert "role" not in groups["rollback"]
+    # A prompt word inside a longer glossary word (`ログ` in `ログイン`) is not that word.
+    assert "ログ" not in groups
