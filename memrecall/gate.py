@@ -74,15 +74,28 @@ _ORDER_EN = re.compile(
     r"schedule|spawn|restart|compute|calculate|count|aggregate|export|import|upload|"
     r"download|copy|scaffold|bootstrap|initiali[sz]e|seed|populate|insert|style|center|"
     r"align|resize|locali[sz]e|switch|pull|combine|guard|debug|investigate|look into|"
-    r"suggest|propose|walk me through)\b",
+    r"suggest|propose|walk me through|centrali[sz]e|unify|standardi[sz]e|enforce|require|"
+    r"make sure|keep|stop)\b",
     re.IGNORECASE,
 )
 # A request anywhere in the prompt: "build_report is slow on big inputs, can you profile it".
 _ASK_EN = re.compile(r"\b(?:can|could|would) you\b|\bplease\b", re.IGNORECASE)
+# At the end of any sentence: a long request gives its order first and its context after
+# ("…を書いてください。「3分前」「昨日」あたりの境界も").
+_SENTENCE_END = r"(?=[。.!！?？\n」]|$)"
 _ORDER_JA = re.compile(
-    r"(?:して|してください|して下さい|してほしい|して欲しい|しといて|しておいて|書いて|作って|直して|"
-    r"教えて|調べて|考えて|まとめて|出して|付けて|つけて|消して|変えて|揃えて|そろえて|見て)[。.!！\s]*$"
+    r"(?:して|しといて|しておいて|書いて|作って|直して|教えて|調べて|考えて|まとめて|出して|"
+    r"付けて|つけて|消して|変えて|揃えて|そろえて|見て)" + _SENTENCE_END + "|"
+    r"(?:て|で)(?:ください|下さい|くれ(?:ます|ません)?か|もらえ(?:ます|ません)か|ほしい|欲しい)"
+    r"(?:です)?" + _SENTENCE_END
 )
+# A wish ("…に移行したいです", "…を出したい"): a work order, unless a memory's title says just
+# that wish (a how-to note: "Dockerfile の中で条件分岐したい" → "Dockerfile内で条件分岐する").
+_WISH_JA = re.compile(
+    r"たい(?:です|んです|のですが|んですが|んだけど|けど|が)?(?=[。.!！?？\n、,」]|$)"
+)
+# Code or output pasted into the prompt is the material at hand, like "this file".
+_PASTED = re.compile(r"```")
 
 _FILE_STEM = re.compile(r"\.[a-z0-9]{1,8}$")
 # Ids that name one memory in any prompt. Code names (`next_cursor`, `GitHub`, `config.py`)
@@ -102,15 +115,25 @@ NEEDS = {
     "cue": (1, 0.75),
     "plain": (2, 1.3),
     "code": (2, 2.4),
+    "wish": (2, 2.4),
 }
+# A memory matching a small share of a long prompt matched it by coincidence: it must cover
+# this much of the prompt's keywords (an id rare enough to speak alone: MIN_COVERAGE_ID), unless
+# a ticket, beads id or URL names it.
+MIN_COVERAGE = 0.2
+MIN_COVERAGE_ID = 0.25
 # A prompt that asks for memory accepts a lower accumulated score (× this of the threshold).
 CUE_THRESHOLD_FACTOR = 0.5
 # A specific keyword in a memory's title/tags/id counts this much more as evidence.
 HEAD_WEIGHT = 1.25
+# A keyword found only in code or output pasted into the prompt counts this much (and never
+# names a memory on its own): `err`, `tx.Rollback`, `wg.Add` are in front of Claude already.
+PASTED_WEIGHT = 0.5
 
 
 def prompt_shape(prompt: str) -> str:
-    """`cue` (asks about the past), `code` (about the code at hand) or `plain`."""
+    """`cue` (asks about the past), `code` (about the code at hand, or a work order), `wish`
+    (…したい) or `plain`."""
     text = unicodedata.normalize("NFKC", prompt)
     if _CUE_JA.search(text) or _CUE_EN.search(text):
         return "cue"
@@ -120,8 +143,11 @@ def prompt_shape(prompt: str) -> str:
         or _ORDER_EN.search(text)
         or _ASK_EN.search(text)
         or _ORDER_JA.search(text)
+        or _PASTED.search(text)
     ):
         return "code"
+    if _WISH_JA.search(text):
+        return "wish"
     return "plain"
 
 
@@ -154,6 +180,13 @@ def _made_of(text: str, vocabulary: frozenset[str]) -> bool:
     return reachable[n]
 
 
+def _words_all_in(text: str, vocabulary: frozenset[str]) -> bool:
+    from .keywords import term_key
+
+    words = [w for w in re.split(r"[\s/]+", text) if w]
+    return len(words) >= 2 and all(w in vocabulary or term_key(w) in vocabulary for w in words)
+
+
 def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str]:
     """The prompt's keywords (case-folded) that are everyday vocabulary, or compounds of it."""
     from .keywords import term_key
@@ -172,6 +205,8 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
             found.add(key)  # config.py, utils.go, src/index.ts: every project has one
         elif keyword.subkind == "number":
             found.add(key)  # 200, 401, 100: status codes, sizes, counts
+        elif keyword.subkind == "code" and _words_all_in(key, vocabulary):
+            found.add(key)  # `git merge`, `docker compose up`: everyday commands
         elif (
             keyword.kind in ("compound", "noun", "part")
             and len(key) >= 2
@@ -191,17 +226,36 @@ class Verdict:
     specific: list[str] = field(default_factory=list)
 
 
-def evidence_strength(evidence: list[Evidence]) -> float:
+def evidence_strength(evidence: list[Evidence], pasted: Iterable[str] = ()) -> float:
+    pasted = set(pasted)
     return sum(
         e.credit
         * e.rarity
         * (HEAD_WEIGHT if e.head else ENGLISH_WORD_WEIGHT if e.subkind == "word" else 1.0)
+        * (PASTED_WEIGHT if e.keyword.casefold() in pasted else 1.0)
         for e in evidence
     )
 
 
+def pasted_keys(prompt: str, keywords: list[Keyword]) -> set[str]:
+    """The keywords (case-folded) found only inside fenced code (```…```) of the prompt: the
+    code or output the user is working on, whose names match memories by coincidence."""
+    if "```" not in prompt:
+        return set()
+    parts = prompt.split("```")
+    prose = " ".join(parts[0::2]).casefold()
+    pasted = " ".join(parts[1::2]).casefold()
+    return {k.key for k in keywords if k.key in pasted and k.key not in prose}
+
+
 def judge(
-    hit: Hit, shape: str, generic: set[str], acc: float, threshold: float, prompts_seen: int
+    hit: Hit,
+    shape: str,
+    generic: set[str],
+    acc: float,
+    threshold: float,
+    prompts_seen: int,
+    pasted: set[str] | frozenset[str] = frozenset(),
 ) -> Verdict:
     """The verdict on one memory for this prompt. `acc` is its session-accumulated score,
     `prompts_seen` how many of the session's prompts it matched (this one included)."""
@@ -212,19 +266,28 @@ def judge(
     if hit.exact_id:
         return Verdict(True, f"names {hit.ref} itself", specific=names)
     for e in specific:
-        if (
-            shape == "code"
-            and e.subkind not in STRONG_IDS
-            and not (e.subkind == "path" and "/" in e.keyword)
+        if e.keyword.casefold() in pasted:
+            continue
+        if e.subkind not in STRONG_IDS and (
+            hit.coverage < MIN_COVERAGE_ID
+            or (shape in ("code", "wish") and not (e.subkind == "path" and "/" in e.keyword))
         ):
             continue
         if e.credit == 1.0 and e.subkind in DISTINCTIVE_SUBKINDS and e.df <= DISTINCTIVE_MAX_DF:
             where = "memory" if e.df == 1 else "memories"
             return Verdict(True, f"distinctive {e.keyword} (in {e.df} {where})", specific=names)
-    strength = evidence_strength(specific)
+    strength = evidence_strength(specific, pasted)
     if not specific:
         everyday = ", ".join(e.keyword for e in hit.evidence[:4])
         return Verdict(False, f"only everyday words matched ({everyday})")
+    if hit.coverage < MIN_COVERAGE:
+        return Verdict(
+            False,
+            f"matches too little of the prompt ({hit.coverage:.0%} of its keywords: "
+            f"{', '.join(names[:5])})",
+            strength,
+            names,
+        )
     need_count, need_strength = NEEDS.get(shape, NEEDS["plain"])
     if prompts_seen >= 2:
         # The topic came back: one specific keyword is enough on its second mention.
@@ -246,6 +309,7 @@ def judge(
             "cue": "",
             "plain": "; a memory cue (前に, っけ, last time, did we) lowers the bar",
             "code": "; a request about the code at hand (この/this) needs more",
+            "wish": "; a wish (…したい) is a work order unless a title says just that",
         }[shape if shape in NEEDS else "plain"]
         return Verdict(
             False,
@@ -285,10 +349,12 @@ def advance(
     max_hits: int,
     shape: str = "plain",
     generic: set[str] | None = None,
+    pasted: set[str] | None = None,
 ) -> GateResult:
     """One prompt of the session: every memory's accumulated score decays by one turn, this
     prompt's hits add theirs, and each hit gets its verdict (`judge`)."""
     generic = generic or set()
+    pasted = pasted or set()
     state.turn += 1
     turn = state.turn
     injected = state.injected_keys()
@@ -311,7 +377,7 @@ def advance(
         turns = sorted(set(entry.get("turns", [])[-5:]) | {turn})
         keywords = set(entry.get("keywords", [])) | set(hit.topics or hit.matched)
         entry.update(acc=acc, turns=turns, keywords=sorted(keywords)[:20])
-        verdict = judge(hit, shape, generic, acc, threshold, len(turns))
+        verdict = judge(hit, shape, generic, acc, threshold, len(turns), pasted)
         hit.acc = max(acc, threshold) if verdict.fire and hit.distinctive else acc
         hit.why = f"{hit.key}: {verdict.reason}"
         verdicts[hit.key] = verdict.reason

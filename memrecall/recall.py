@@ -376,20 +376,25 @@ def recall(
         log.update(decision="deadline", reason=f"search passed the {cfg.deadline_ms} ms deadline")
         return RecallResult(None, log)
 
-    from .gate import generic_keys, load_generic, prompt_shape
+    from .gate import generic_keys, load_generic, pasted_keys, prompt_shape
     from .resources import shipped_generic
 
     shape = prompt_shape(text)
     generic = generic_keys(keywords, load_generic([shipped_generic(), settings.user_generic]))
+    pasted = pasted_keys(text, keywords)
     log["shape"] = shape
     if generic:
         log["generic"] = sorted(generic)
+    if pasted:
+        log["pasted"] = sorted(pasted)
     from .gate import advance
     from .session import open_session
 
     remaining = max(0.05, deadline - time.monotonic())
     with open_session(settings.state_dir, hook.session_id, timeout=min(0.5, remaining)) as state:
-        gate = advance(state, outcome.hits, cfg.threshold, cfg.decay, cfg.max_hits, shape, generic)
+        gate = advance(
+            state, outcome.hits, cfg.threshold, cfg.decay, cfg.max_hits, shape, generic, pasted
+        )
         chosen, context, shown = gate.chosen, None, list[Hit]()
         stale: dict[str, list[str]] = {}
         if chosen and hook.cwd:

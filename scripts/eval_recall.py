@@ -65,6 +65,7 @@ SETS = {
     "dev2": HERE / "recall_sets" / "dev2.json",
     "dev3": HERE / "recall_sets" / "dev3.json",
     "dev4": HERE / "recall_sets" / "dev4.json",
+    "dev5": HERE / "recall_sets" / "dev5.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }

@@ -63,6 +63,12 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "Timestamps show up in UTC. Display them in the browser's time zone.",
         "The email sender is slow in tests; mock it please",
         "We need to paginate the articles endpoint with a cursor",
+        # A Japanese order may end any sentence, and context may follow it.
+        "`formatRelative` のテストを書いてください。「3分前」「昨日」の境界も。",
+        "この手順を docs/setup.md にまとめてほしいです。Docker Compose 前提で。",
+        "Storybook を 8 に上げる手順を順番に教えてください。addon も古いです。",
+        # Pasted code or output is the material at hand.
+        "ステージングで Pod が起動しません。\n```\nWarning  Failed  12s  kubelet  Error\n```",
     ],
 )
 def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
@@ -74,6 +80,55 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
 )
 def test_other_questions_are_plain(prompt: str) -> None:
     assert prompt_shape(prompt) == "plain"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Dockerfile の中で条件分岐したい",
+        "通知メールの送信を同期処理から外したいです。今は API の中で SMTP を叩いています。",
+        "在庫数をリアルタイムで出したいのですが、WebSocket と SSE のどちらがいいですか",
+    ],
+)
+def test_a_wish_is_its_own_shape(prompt: str) -> None:
+    assert prompt_shape(prompt) == "wish"
+
+
+def test_a_wish_needs_code_evidence_unless_a_title_says_just_that() -> None:
+    two = _hit(_ev("kafka", 0.75), _ev("lag", 0.75))  # evidence 1.5: a question's worth
+    assert judge(two, "plain", set(), 9.0, 2.0, 1).fire
+    assert not judge(two, "wish", set(), 9.0, 2.0, 1).fire
+    # "Dockerfile の中で条件分岐したい" and the note titled with just that.
+    covered = _hit(_ev("条件分岐", 0.9, head=True), _ev("dockerfile"), coverage=1.0)
+    assert judge(covered, "wish", {"dockerfile"}, 9.0, 2.0, 1).fire
+
+
+def test_a_memory_matching_a_sliver_of_a_long_prompt_stays_quiet() -> None:
+    strong = (_ev("kafka", 1.0), _ev("lag", 1.0), _ev("partition", 1.0))
+    assert judge(_hit(*strong, coverage=0.5), "plain", set(), 9.0, 2.0, 1).fire
+    verdict = judge(_hit(*strong, coverage=0.15), "plain", set(), 9.0, 2.0, 1)
+    assert not verdict.fire and "matches too little of the prompt" in verdict.reason
+    # A rare identifier speaks alone only when the memory covers enough of the prompt;
+    # a ticket id always does.
+    rare = _ev("useEffect", subkind="camel", df=1)
+    assert judge(_hit(rare, coverage=0.5), "plain", set(), 0.1, 2.0, 1).fire
+    assert not judge(_hit(rare, coverage=0.2), "plain", set(), 0.1, 2.0, 1).fire
+    ticket = _ev("PAY-1234", subkind="ticket", df=2)
+    assert judge(_hit(ticket, coverage=0.1), "plain", set(), 0.1, 2.0, 1).fire
+
+
+def test_names_found_only_in_pasted_code_are_weak_evidence() -> None:
+    from memrecall.gate import pasted_keys
+
+    prompt = "このPRをレビューして。トランザクションの範囲を見てほしい\n```go\ntx.Rollback()\n```"
+    keywords = [_kw("トランザクション"), _kw("tx.Rollback", "identifier", "dotted")]
+    assert pasted_keys(prompt, keywords) == {"tx.rollback"}
+    rare = _ev("tx.Rollback", subkind="dotted", df=1)
+    assert judge(_hit(rare), "plain", set(), 0.1, 2.0, 1).fire
+    assert not judge(_hit(rare), "plain", set(), 0.1, 2.0, 1, pasted={"tx.rollback"}).fire
+    two = _hit(_ev("kafka", 0.75), _ev("lag", 0.75))
+    assert judge(two, "plain", set(), 9.0, 2.0, 1).fire
+    assert not judge(two, "plain", set(), 9.0, 2.0, 1, pasted={"kafka"}).fire
 
 
 def test_a_cue_wins_over_a_work_order() -> None:
@@ -157,13 +212,13 @@ def test_the_needed_evidence_grows_from_cue_to_plain_to_code() -> None:
         shape: judge(two, shape, set(), acc=9.0, threshold=2.0, prompts_seen=1).fire
         for shape in NEEDS
     }
-    assert fired == {"cue": True, "plain": True, "code": False}
+    assert fired == {"cue": True, "plain": True, "code": False, "wish": False}
     one = _hit(_ev("kafka", 0.9))
     fired = {
         shape: judge(one, shape, set(), acc=9.0, threshold=2.0, prompts_seen=1).fire
         for shape in NEEDS
     }
-    assert fired == {"cue": True, "plain": False, "code": False}
+    assert fired == {"cue": True, "plain": False, "code": False, "wish": False}
     assert "a memory cue" in judge(one, "plain", set(), 9.0, 2.0, 1).reason
     # Two specific keywords that would convince in a question (evidence 2.0) do not make a
     # work order about the code at hand ("…を集計するスクリプトを書いて") a memory cue.
@@ -255,3 +310,14 @@ def test_synonym_groups_chained_by_shared_words_do_not_merge_into_one(tmp_path: 
     groups = load_synonyms([table])
     assert max(len(group) for group in groups.values()) <= 16
     assert {"name0a", "name0b"} <= {w.casefold() for w in groups["name0a"]}
+
+
+def test_a_backticked_command_of_everyday_words_is_everyday() -> None:
+    vocabulary = load_generic([shipped_generic()])
+    keywords = [
+        _kw("git commit", "identifier", "code"),
+        _kw("docker build", "identifier", "code"),
+        _kw("git merge --squash", "identifier", "code"),
+        _kw("sync_inventory_batch", "identifier", "code"),
+    ]
+    assert generic_keys(keywords, vocabulary) == {"git commit", "docker build"}
