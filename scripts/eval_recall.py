@@ -190,7 +190,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev | test | legacy (repeatable; default: dev)",
+        help="dev … dev5 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
