@@ -601,3 +601,18 @@ def test_log_says_over_budget_when_nothing_fits(
     # With the budget back, the same memory is still there to inject.
     again = _recall("bd-a1b2 を見て", session="nofit")
     assert again.context is not None and "bd-a1b2" in again.context
+
+
+def test_a_name_in_pasted_code_does_not_speak_for_a_memory(stores: dict[str, Path]) -> None:
+    asked = _recall("sync_inventory_batch はどこで呼ばれてる？", session="asked")
+    assert asked.context is not None  # named in the question: the note that explains it
+    pasted = _recall(
+        "このリトライ処理、読みやすく書き直して\n```python\nfor sku in skus:\n"
+        "    sync_inventory_batch(sku)\n```",
+        session="pasted",
+    )
+    # The pasted code is the material at hand: a code prompt, its names weak evidence.
+    assert pasted.context is None
+    assert "sync_inventory_batch" in pasted.log["pasted"]
+    assert "リトライ" not in pasted.log["pasted"]  # said in the prose too
+    assert pasted.log["shape"] == "code"
