@@ -22,7 +22,7 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, AbstractSet, Any, Iterable
 
 if TYPE_CHECKING:
     from .keywords import Keyword
@@ -111,11 +111,12 @@ ENGLISH_WORD_WEIGHT = 0.6
 _GENERIC_SUFFIXES = frozenset("時用名数値型化的性等後前中内外毎別側系式")
 
 # (specific keywords, evidence) a memory needs, by prompt shape.
+_WORK_ORDER_NEEDS = (2, 2.4)
 NEEDS = {
     "cue": (1, 0.75),
     "plain": (2, 1.3),
-    "code": (2, 2.4),
-    "wish": (2, 2.4),
+    "code": _WORK_ORDER_NEEDS,
+    "wish": _WORK_ORDER_NEEDS,  # a work order, with its own exception (see `judge`)
 }
 # A memory matching a small share of a long prompt matched it by coincidence: it must cover
 # this much of the prompt's keywords (an id rare enough to speak alone: MIN_COVERAGE_ID), unless
@@ -226,8 +227,7 @@ class Verdict:
     specific: list[str] = field(default_factory=list)
 
 
-def evidence_strength(evidence: list[Evidence], pasted: Iterable[str] = ()) -> float:
-    pasted = set(pasted)
+def evidence_strength(evidence: list[Evidence], pasted: AbstractSet[str] = frozenset()) -> float:
     return sum(
         e.credit
         * e.rarity
@@ -255,7 +255,7 @@ def judge(
     acc: float,
     threshold: float,
     prompts_seen: int,
-    pasted: set[str] | frozenset[str] = frozenset(),
+    pasted: AbstractSet[str] = frozenset(),
 ) -> Verdict:
     """The verdict on one memory for this prompt. `acc` is its session-accumulated score,
     `prompts_seen` how many of the session's prompts it matched (this one included)."""
@@ -349,12 +349,11 @@ def advance(
     max_hits: int,
     shape: str = "plain",
     generic: set[str] | None = None,
-    pasted: set[str] | None = None,
+    pasted: AbstractSet[str] = frozenset(),
 ) -> GateResult:
     """One prompt of the session: every memory's accumulated score decays by one turn, this
     prompt's hits add theirs, and each hit gets its verdict (`judge`)."""
     generic = generic or set()
-    pasted = pasted or set()
     state.turn += 1
     turn = state.turn
     injected = state.injected_keys()

@@ -95,7 +95,8 @@ def english(word: str) -> list[str]:
             before = best[start]
             if before is None or text[start] == "ー":
                 continue
-            if best[end] is not None and len(best[end] or []) <= len(before) + 1:
+            known = best[end]
+            if known is not None and len(known) <= len(before) + 1:
                 continue
             origins = lookup(text[start:end])
             if origins:
@@ -103,11 +104,16 @@ def english(word: str) -> list[str]:
     pieces = best[len(text)]
     if not pieces or len(pieces) < 2:
         return []
-    # A piece may come from two words (タイム: thyme, time): each reading, the first few.
+    return [form for r in _readings(pieces) for form in (" ".join(r), "".join(r))]
+
+
+def _readings(choices: list[list[str]]) -> list[list[str]]:
+    """The first few ways to read pieces that each may come from two words (タイム: thyme,
+    time): every combination of each piece's first two words, at most MAX_READINGS."""
     readings: list[list[str]] = [[]]
-    for origins in pieces:
-        readings = [r + [o] for r in readings for o in origins[:2]][:MAX_READINGS]
-    return [form for r in readings for form in (" ".join(r), "".join(r))]
+    for words in choices:
+        readings = [r + [w] for r in readings for w in words[:2]][:MAX_READINGS]
+    return readings
 
 
 def add_origins(keys_and_texts: list[tuple[str, str]], synonyms: dict[str, set[str]]) -> None:
@@ -148,17 +154,12 @@ def add_compound_english(
         if kind == "part" or key_ in synonyms or text.isascii():
             continue
         pieces = []
-        for piece_key, piece, piece_kind in keywords[i + 1 :]:
+        for _, piece, piece_kind in keywords[i + 1 :]:
             if piece_kind != "part":
                 break
             pieces.append(piece)
         if len(pieces) < 2 or "".join(pieces) != text:
             continue
-        readings: list[list[str]] = [[]]
-        for piece in pieces:
-            words = _english_words(piece, synonyms)
-            if not words:
-                break
-            readings = [r + [w] for r in readings for w in words[:2]][:MAX_READINGS]
-        else:
-            synonyms[key_] = {text, *(" ".join(r) for r in readings)}
+        choices = [_english_words(piece, synonyms) for piece in pieces]
+        if all(choices):
+            synonyms[key_] = {text, *(" ".join(r) for r in _readings(choices))}

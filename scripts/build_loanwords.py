@@ -34,14 +34,11 @@ HEADER = """\
 """
 
 
-def key(katakana: str) -> str:
-    """ドライバー and ドライバ are one word (the long-vowel mark at the end is optional in
-    technical writing): the table and its lookups drop it."""
-    return katakana.rstrip("ー")
-
-
 def main() -> int:
     import unidic_lite
+
+    # The lookup's own key: the table must be keyed as memrecall looks words up.
+    from memrecall.loanwords import key
 
     dicdir = Path(unidic_lite.DICDIR)
     text = (dicdir / "sys.dic").read_bytes().decode("utf-8", "ignore")
