@@ -440,6 +440,12 @@ class _Rule:
         return self.compiled
 
 
+def _flag_rule(source: str, needs: tuple[str, ...], trim: bool = True) -> _Rule:
+    """A password given to a command-line tool by its flag (`mysql -pSECRET`, `sshpass -p …`):
+    the value (group 1) is redacted when it looks like a secret, not a path or a spec."""
+    return _Rule("cli-credential", source, needs, group=1, check=_check_flag, trim=trim)
+
+
 _KEYWORD = (
     r"pass(?:word|wd|phrase|code)?|pwd|secret|token|api[_\-]?key|apikey|access[_\-]?key|"
     r"private[_\-]?key|client[_\-]?secret|auth(?:orization)?|credentials?|session[_\-]?key|"
@@ -796,64 +802,39 @@ _RULES: list[_Rule] = [
     ),
     # --- shell: flags and environment ---
     # `--password=…`, `--password …`, `--db-pass …`, `--api-key …`, `--token …` (any program).
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"(?i)(?<![\w\-])--(?:[a-z0-9]+-)*(?:password|passwd|pass|passphrase|pwd|token|secret|api-?key|"
         r"apikey|auth-token|access-token|access-key|secret-key|client-secret|key-password|storepass|keypass|"
         r"credentials?|auth)(?:=|[ \t]+)" + _SHELL_VALUE,
         ("--",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
     # keytool / openssl / ldap / sqlcmd / zip: single-dash password flags.
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"(?<![\w\-])-(?:storepass|keypass|srcstorepass|deststorepass|srckeypass|destkeypass)[ \t]+"
         + _SHELL_VALUE,
         ("pass",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"(?<![\w\-])-pass(?:in|out)?[ \t]+pass:" + _SHELL_VALUE,
         ("pass:",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mysqlsh|mysqlslap|mysqlpump|"
         r"mariadb(?:-dump|-admin|-import|-check)?)\b"
         + _SAME_COMMAND
         + r"[ \t]-p(?!-)"
         + _SHELL_VALUE,
         ("mysql", "mariadb"),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\bsshpass\b" + _SAME_COMMAND + r"[ \t]-p[ \t]*" + _SHELL_VALUE,
         ("sshpass",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\bredis-cli\b" + _SAME_COMMAND + r"[ \t]-a[ \t]+" + _SHELL_VALUE,
         ("redis-cli",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:docker|podman|buildah|skopeo|nerdctl|helm|oras|crane|regctl)\b"
         + _SAME_COMMAND
         + r"\blogin\b"
@@ -861,85 +842,54 @@ _RULES: list[_Rule] = [
         + r"[ \t]-p[ \t]*"
         + _SHELL_VALUE,
         ("login",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop)\b"
         + _SAME_COMMAND
         + r"[ \t]-p[ \t]*"
         + _SHELL_VALUE,
         ("mongo",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:sqlcmd|bcp|osql|isql)\b" + _SAME_COMMAND + r"[ \t]-P[ \t]*" + _SHELL_VALUE,
         ("sqlcmd", "bcp", "osql", "isql"),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\bldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn|exop)\b"
         + _SAME_COMMAND
         + r"[ \t]-w[ \t]+"
         + _SHELL_VALUE,
         ("ldap",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:zip|unzip)\b" + _SAME_COMMAND + r"[ \t]-P[ \t]+" + _SHELL_VALUE,
         ("zip",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:7z|7za|7zr|rar|unrar)\b" + _SAME_COMMAND + r"[ \t]-p" + _SHELL_VALUE,
         ("7z", "rar"),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:smbclient|rpcclient|smbmap|smbget|crackmapexec|nxc|net\s+use)\b"
         + _SAME_COMMAND
         + r"[ \t](?:-U|--user(?:name)?=?|/user:)[ \t]*[\"']?[^\s%\"']+%"
         + _SHELL_VALUE,
         ("smb", "rpcclient", "crackmapexec", "nxc", "net"),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
     # `curl -u user:pass`, `--user user:pass`, `--proxy-user`, `wget --user … --password …`.
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:curl|wget|http|https|xh|httpie|ab|lftp|ftp)\b"
         + _SAME_COMMAND
         + r"[ \t](?:-u|-U|--user|--proxy-user|--http-user)(?:=|[ \t]*)"
         r"[\"']?[^\s:\"']*:([^\s\"']{1,256})",
         ("curl", "wget", "http", "xh", "ab", "ftp"),
-        group=1,
-        check=_check_flag,
+        trim=False,
     ),
     # `sqlplus scott/tiger@db`, `expdp system/pass`.
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:sqlplus|expdp|impdp|exp|imp|sqlldr|rman\s+target)\s+(?:-\S+\s+)*[A-Za-z0-9_$#]+/([^\s@/]{1,128})(?=@|\s|$)",
         ("sqlplus", "expdp", "impdp", "exp", "imp", "sqlldr", "rman"),
-        group=1,
-        check=_check_flag,
+        trim=False,
     ),
     _Rule(
         "cli-credential",
@@ -948,23 +898,17 @@ _RULES: list[_Rule] = [
         spans=_htpasswd_spans,
     ),
     # `echo 'pw' | docker login --password-stdin`, `echo 'user:pw' | chpasswd`.
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?"
         + _SHELL_VALUE
         + r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?\S*[^\n]*?--password-stdin",
         ("password-stdin",),
-        group=1,
-        check=_check_flag,
-        trim=True,
     ),
-    _Rule(
-        "cli-credential",
+    _flag_rule(
         r"\b(?:echo|printf)[ \t]+(?:-[neE]+[ \t]+)?[\"']?[^\s:\"']+:([^\s\"']{1,128})[\"']?"
         r"[ \t]*\|[ \t]*(?:sudo[ \t]+)?chpasswd",
         ("chpasswd",),
-        group=1,
-        check=_check_flag,
+        trim=False,
     ),
     _Rule(
         "cli-credential",
