@@ -579,14 +579,19 @@ class _Keeper:
             self.s.events.append(Event("human", "", None, raw=self.marker))
 
 
-def _capped_lines(handle: Any, marker: str, dropped: list[int]) -> Iterator[bytes]:
-    """The file's lines; one over LINE_MAX_BYTES is skipped without being held, and counted
-    in `dropped` (bytes, lines)."""
+def capped_lines(
+    handle: Any,
+    limit: int = LINE_MAX_BYTES,
+    marker: str = "",
+    dropped: list[int] | None = None,
+) -> Iterator[bytes]:
+    """The file's lines; one over `limit` bytes is skipped without being held, and counted in
+    `dropped` (bytes, lines) when given. An opt-out `marker` in a skipped line still counts."""
     while True:
-        line = handle.readline(LINE_MAX_BYTES + 1)
+        line = handle.readline(limit + 1)
         if not line:
             return
-        if len(line) <= LINE_MAX_BYTES or line.endswith(b"\n"):
+        if len(line) <= limit or line.endswith(b"\n"):
             yield line
             continue
         size, found, carry = 0, False, b""
@@ -597,9 +602,10 @@ def _capped_lines(handle: Any, marker: str, dropped: list[int]) -> Iterator[byte
                 carry = line[-256:]
             if line.endswith(b"\n"):
                 break
-            line = handle.readline(LINE_MAX_BYTES)
-        dropped[0] += size
-        dropped[1] += 1
+            line = handle.readline(limit)
+        if dropped is not None:
+            dropped[0] += size
+            dropped[1] += 1
         if found:
             # The opt-out typed in the skipped line, as a prompt of its own: it still counts.
             yield json.dumps(
@@ -671,7 +677,7 @@ def parse_session(path: Path, project_dir: str = "", optout_marker: str = "") ->
     try:
         with open(path, "rb") as handle:
             session = parse_lines(
-                _capped_lines(handle, optout_marker.strip(), dropped),
+                capped_lines(handle, LINE_MAX_BYTES, optout_marker.strip(), dropped),
                 path,
                 project_dir,
                 optout_marker,

@@ -43,6 +43,7 @@ from typing import Any, Iterator
 from .config import Settings
 from .recall_log import read_numbered
 from .times import instant_or_none
+from .transcripts import capped_lines
 
 VERDICTS = ("used", "mentioned", "ignored", "unknown")
 USAGE_FILE = "usage.jsonl"
@@ -319,19 +320,6 @@ class _Anchor:
     used: bool = False
 
 
-def _bounded_lines(handle: Any) -> Iterator[bytes]:
-    """The file's lines; one longer than SCAN_LINE_MAX is skipped unread."""
-    while True:
-        line = handle.readline(SCAN_LINE_MAX + 1)
-        if not line:
-            return
-        if len(line) <= SCAN_LINE_MAX or line.endswith(b"\n"):
-            yield line
-            continue
-        while line and not line.endswith(b"\n"):
-            line = handle.readline(SCAN_LINE_MAX)
-
-
 def _as_main(line: bytes) -> bytes:
     # The parser keeps a subagent's records out of its parent's events; read on their own,
     # they are the subagent's conversation, so they are handed over as a main chain.
@@ -379,7 +367,7 @@ def _scan(path: Path, sidechains: list[bytes] | None) -> list[_Anchor]:
     except OSError:
         return anchors
     with handle:
-        for line in _bounded_lines(handle):
+        for line in capped_lines(handle, SCAN_LINE_MAX):
             if _SIDECHAIN.search(line):
                 if sidechains is not None and kept < SIDECHAIN_MAX_BYTES:
                     sidechains.append(_as_main(line))
@@ -411,7 +399,7 @@ def _agent_lines(path: Path) -> Iterator[bytes]:
     except OSError:
         return
     with handle:
-        for line in _bounded_lines(handle):
+        for line in capped_lines(handle, SCAN_LINE_MAX):
             yield _as_main(line)
 
 
