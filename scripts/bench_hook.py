@@ -121,6 +121,20 @@ def _run_rss(argv: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float,
     return elapsed, usage.ru_maxrss / 1024, out
 
 
+def hook_keywords(python: str, prompt: str, env: dict[str, str], backend: str = "") -> list[str]:
+    """The keywords `memrecall tokenize` finds in the prompt, as the hook would search them."""
+    argv = [python, "-m", "memrecall", "tokenize", *(["-b", backend] if backend else [])]
+    done = subprocess.run(argv, input=prompt.encode(), capture_output=True, env=env, check=True)
+    return done.stdout.decode().split()
+
+
+def bare_rg_argv(rg: str, keywords: list[str], paths: dict[str, Path]) -> list[str]:
+    """A bare ripgrep over the same stores with the same keywords: the hook's yardstick."""
+    patterns = [arg for k in keywords for arg in ("-e", k)]
+    stores = [str(paths["vault"]), str(paths["beads"]), str(paths["summaries"])]
+    return [rg, "--no-config", "-F", "-i", "-l", *patterns, *stores]
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -160,28 +174,8 @@ def main() -> int:
                     "MEMRECALL_TOKENIZER": backend,
                     "MEMRECALL_NOW": "2026-12-02T09:00:00+09:00",
                 }
-                keywords = (
-                    subprocess.run(
-                        [python, "-m", "memrecall", "tokenize", "-b", backend],
-                        input=PROMPT.encode(),
-                        capture_output=True,
-                        env=env,
-                        check=True,
-                    )
-                    .stdout.decode()
-                    .split()
-                )
-                rg_argv = [
-                    rg,
-                    "--no-config",
-                    "-F",
-                    "-i",
-                    "-l",
-                    *sum((["-e", k] for k in keywords), []),
-                    str(paths["vault"]),
-                    str(paths["beads"]),
-                    str(paths["summaries"]),
-                ]
+                keywords = hook_keywords(python, PROMPT, env, backend)
+                rg_argv = bare_rg_argv(rg, keywords, paths)
                 subprocess.run(rg_argv, capture_output=True, check=False)  # warm the page cache
                 hook_input = json.dumps({"session_id": "warm", "prompt": PROMPT}).encode()
                 _run_rss(

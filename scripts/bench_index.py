@@ -34,7 +34,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_hook import PROMPT, _pct, _run_rss, generate  # noqa: E402
+from bench_hook import (  # noqa: E402
+    PROMPT,
+    _pct,
+    _run_rss,
+    bare_rg_argv,
+    generate,
+    hook_keywords,
+)
 
 PROMPTS = {
     "rare id": "PAY-1234 の件、結局どうなったんだっけ？",
@@ -147,32 +154,8 @@ def main() -> int:
         print(json.dumps(builds[-1]), file=sys.stderr)
 
         for label, prompt in PROMPTS.items():
-            keywords = (
-                subprocess.run(
-                    [python, "-m", "memrecall", "tokenize"],
-                    input=prompt.encode(),
-                    capture_output=True,
-                    env=env,
-                    check=True,
-                )
-                .stdout.decode()
-                .split()
-            )
-            rg_argv = (
-                [
-                    rg,
-                    "--no-config",
-                    "-F",
-                    "-i",
-                    "-l",
-                    *sum((["-e", k] for k in keywords), []),
-                    str(paths["vault"]),
-                    str(paths["beads"]),
-                    str(paths["summaries"]),
-                ]
-                if keywords
-                else None
-            )
+            keywords = hook_keywords(python, prompt, env)
+            rg_argv = bare_rg_argv(rg, keywords, paths) if keywords else None
             floor_argv = [python, "-c", FLOOR]
             hook_argv = [python, "-m", "memrecall", "recall"]
             # Warm: page cache, bytecode, dictionary.
