@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .config import Settings, team_folder_name
 from .errors import MemrecallError
@@ -1155,50 +1155,60 @@ def open_pull_request(settings: Settings, git: Git, report: SyncReport) -> tuple
 
 def _github_pr(exe: str, cwd: Path, timeout: float, report: SyncReport) -> str:
     title, body = _pr_text(report)
-    seen = _tool_run([exe, "pr", "view", report.branch, "--json", "url,state"], cwd, timeout)
-    if seen.returncode == 0:
-        try:
-            found = json.loads(seen.stdout)
-        except ValueError:
-            found = {}
-        if isinstance(found, dict) and found.get("state") == "OPEN" and found.get("url"):
-            edited = _tool_run([exe, "pr", "edit", report.branch, "--body", body], cwd, timeout)
-            if edited.returncode:
-                raise TeamError(_one_line(edited.stderr, "gh pr edit failed"))
-            return str(found["url"])
-    made = _tool_run(
+    return _open_or_update(
+        "gh",
+        [exe, "pr", "view", report.branch, "--json", "url,state"],
+        lambda found: found.get("state") == "OPEN" and bool(found.get("url")),
+        "url",
+        [exe, "pr", "edit", report.branch, "--body", body],
         [exe, "pr", "create", "--base", report.main, "--head", report.branch,
          "--title", title, "--body", body],
-        cwd, timeout,
+        cwd, timeout, report.branch,
     )
-    if made.returncode:
-        raise TeamError(_one_line(made.stderr, "gh pr create failed"))
-    return _last_url(made.stdout) or report.branch
 
 
 def _gitlab_mr(exe: str, cwd: Path, timeout: float, report: SyncReport) -> str:
     title, body = _pr_text(report)
-    seen = _tool_run([exe, "mr", "view", report.branch, "--output", "json"], cwd, timeout)
+    return _open_or_update(
+        "glab",
+        [exe, "mr", "view", report.branch, "--output", "json"],
+        lambda found: found.get("state") == "opened",
+        "web_url",
+        [exe, "mr", "update", report.branch, "--description", body],
+        [exe, "mr", "create", "--source-branch", report.branch, "--target-branch", report.main,
+         "--title", title, "--description", body, "--yes"],
+        cwd, timeout, report.branch,
+    )
+
+
+def _open_or_update(
+    tool: str,
+    view: list[str],
+    is_open: Callable[[dict[str, Any]], bool],
+    url_key: str,
+    update: list[str],
+    create: list[str],
+    cwd: Path,
+    timeout: float,
+    branch: str,
+) -> str:
+    """The branch's open pull/merge request, its text updated, or a new one: its URL (the
+    branch when the tool prints none). GitHub's gh and GitLab's glab differ only in words."""
+    seen = _tool_run(view, cwd, timeout)
     if seen.returncode == 0:
         try:
             found = json.loads(seen.stdout)
         except ValueError:
             found = {}
-        if isinstance(found, dict) and found.get("state") == "opened":
-            edited = _tool_run(
-                [exe, "mr", "update", report.branch, "--description", body], cwd, timeout
-            )
+        if isinstance(found, dict) and is_open(found):
+            edited = _tool_run(update, cwd, timeout)
             if edited.returncode:
-                raise TeamError(_one_line(edited.stderr, "glab mr update failed"))
-            return str(found.get("web_url") or report.branch)
-    made = _tool_run(
-        [exe, "mr", "create", "--source-branch", report.branch, "--target-branch", report.main,
-         "--title", title, "--description", body, "--yes"],
-        cwd, timeout,
-    )
+                raise TeamError(_one_line(edited.stderr, f"{tool} {' '.join(update[1:3])} failed"))
+            return str(found.get(url_key) or branch)
+    made = _tool_run(create, cwd, timeout)
     if made.returncode:
-        raise TeamError(_one_line(made.stderr, "glab mr create failed"))
-    return _last_url(made.stdout) or report.branch
+        raise TeamError(_one_line(made.stderr, f"{tool} {' '.join(create[1:3])} failed"))
+    return _last_url(made.stdout) or branch
 
 
 def _last_url(text: str) -> str:
