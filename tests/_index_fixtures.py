@@ -26,13 +26,22 @@ def note(vault: Path, rel: str, text: str) -> Path:
     return path
 
 
-def summary(root: Path, day: str, sid: str, title: str, body: str, tags: str = "[]") -> Path:
+def summary(
+    root: Path,
+    day: str,
+    sid: str,
+    title: str,
+    body: str,
+    tags: str = "[]",
+    git_branch: str | None = "main",
+) -> Path:
     path = root / day[:4] / day[5:7] / f"{day}-{sid}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
+    branch = f"git_branch: {git_branch}\n" if git_branch is not None else ""
     path.write_text(
         f"---\ntitle: {title}\ndate: {day}T10:00:00+09:00\n"
         f"session_id: {sid}-0000-4000-8000-000000000000\n"
-        f"project: shop\ngit_branch: main\ntags: {tags}\n---\n## {title}\n{body}\n",
+        f"project: shop\n{branch}tags: {tags}\n---\n## {title}\n{body}\n",
         encoding="utf-8",
     )
     return path

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _index_fixtures import summary
 
 from memrecall.config import load_settings
 from memrecall.recall import HookInput, recall
@@ -24,15 +25,8 @@ NOW = "2026-12-02T09:00:00+09:00"
 
 
 def _summary(root: Path, day: str, sid: str, title: str, body: str, tags: str = "[]") -> Path:
-    path = root / day[:4] / day[5:7] / f"{day}-{sid}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        f"---\ntitle: {title}\ndate: {day}T10:00:00+09:00\n"
-        f"session_id: {sid}-0000-4000-8000-000000000000\n"
-        f"project: shop\ntags: {tags}\n---\n## {title}\n{body}\n",
-        encoding="utf-8",
-    )
-    return path
+    # These summaries carry no git_branch: the ranking cases here were written without one.
+    return summary(root, day, sid, title, body, tags, git_branch=None)
 
 
 @pytest.fixture
