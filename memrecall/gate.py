@@ -200,7 +200,9 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
             if keyword.subkind in ("dotted", "path")
             else ""
         )
-        if key in vocabulary or term_key(key) in vocabulary:
+        if keyword.kind == "predicate":
+            found.add(key)  # 固まる, 遅い: they rank memories, never make one fire
+        elif key in vocabulary or term_key(key) in vocabulary:
             found.add(key)
         elif stem and (stem in vocabulary or term_key(stem) in vocabulary):
             found.add(key)  # config.py, utils.go, src/index.ts: every project has one

@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .tokenizers.base import Analyzer, Term, is_junk
 
@@ -67,6 +67,9 @@ STANDARD_NAMES = frozenset(
     "UTF UCS SHA MD ISO IEC JIS EUC CP WIN IEEE RFC PEP ECMA ES IPV HTTP TLS SSL AES RSA "
     "CRC DES SHIFT GPT COVID H MPEG MP X Y".split()
 )
+# Two-letter words kept as keywords: shell commands a prompt names bare ("cp の上書き確認で
+# 固まる"); every other two-letter word (`is`, `to`, `go`) is prose.
+SHORT_COMMANDS = frozenset("cp mv rm ls ln ps df du dd jq gh nc vi".split())
 _CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
 _TRIVIAL_CODE = re.compile(r"^[\s\W_]*$|^\s*\S\s*$")
@@ -240,9 +243,12 @@ def extract(
     stopwords: set[str],
     limit: int | None = None,
     id_prefixes: frozenset[str] = frozenset(),
+    known_predicates: Callable[[set[str]], set[str]] | None = None,
 ) -> list[Keyword]:
     """Keywords in order of first appearance, without duplicates or stopwords.
-    `id_prefixes`: the beads projects' id prefixes (`bd`), so `bd-1` is an id, not a word."""
+    `id_prefixes`: the beads projects' id prefixes (`bd`), so `bd-1` is an id, not a word.
+    `known_predicates`: which verbs and adjectives (dictionary forms) to keep — those the
+    glossary can turn into other words (`固まる` → hang, stuck); none without it."""
     text = unicodedata.normalize("NFKC", _encodable(prompt))
     id_terms, masked = _identifier_terms(text, beads_id_pattern(id_prefixes))
     english = [t for t in id_terms if t.kind == "word"]
@@ -250,11 +256,15 @@ def extract(
     words = [
         Term(t.text, "word", t.start)
         for t in english
-        if len(t.text) >= 3 or (t.text.isupper() and len(t.text) >= 2)
+        if len(t.text) >= 3 or (t.text.isupper() and len(t.text) >= 2) or t.text in SHORT_COMMANDS
     ]
     japanese = analyzer.analyze(masked) if masked.strip("\u3000 \n\t") else []
     # Same floor for every backend, `command:` programs included: no blanks, single kana, numerals.
     japanese = [t for t in japanese if not is_junk(t.text)]
+    lemmas = {t.text for t in japanese if t.kind == "predicate"}
+    if lemmas:
+        kept = known_predicates(lemmas) if known_predicates else set()
+        japanese = [t for t in japanese if t.kind != "predicate" or t.text in kept]
     terms = sorted(id_terms + words + japanese, key=lambda t: (t.start, t.rank))
     seen: set[str] = set()
     keywords: list[Keyword] = []
@@ -311,5 +321,9 @@ def index_terms(text: str, analyzer: Analyzer) -> list[str]:
         if (m.start(), m.group().casefold()) not in whole
     ]
     if masked.strip("\u3000 \n\t"):
-        surfaces += [t.text for t in analyzer.analyze(masked) if not is_junk(t.text)]
+        surfaces += [
+            t.text
+            for t in analyzer.analyze(masked)
+            if t.kind != "predicate" and not is_junk(t.text)
+        ]
     return [term_key(s.strip()) for s in surfaces if s.strip()]

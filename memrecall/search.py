@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import time
-import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -18,7 +17,8 @@ from typing import Any, Iterable
 
 from . import ranking
 from .config import Settings
-from .keywords import Keyword, list_file_lines
+from .glossary import is_predicate, load_synonyms, predicate_forms
+from .keywords import Keyword
 from .redact import redact_fast
 from .stores.base import Document, Store, read_lines
 from .stores.rules import rules_for
@@ -28,7 +28,6 @@ STORE_NAMES = ("beads", "obsidian", "summaries")
 # Documents whose headers are read for the final score: the rest cannot reach the top.
 LOAD_LIMIT = 40
 SNIPPET_CHARS = 200
-MAX_SYNONYM_GROUP = 16
 
 
 @dataclass
@@ -150,79 +149,6 @@ class SearchOutcome:
         return now
 
 
-# --- synonyms ---------------------------------------------------------------------------
-
-
-def load_synonyms(
-    paths: Iterable[Path], wanted: Iterable[str] | None = None
-) -> dict[str, set[str]]:
-    """Groups from the shipped table and the user's; every word maps to its whole group.
-
-    `wanted` (case-folded keywords): only the lines that can matter for them are parsed — the
-    lines holding one of them, and the lines sharing a word with those (groups that share a
-    word merge). The hook needs a handful of groups out of hundreds, and would otherwise
-    parse them all on every prompt."""
-    lines = list(list_file_lines(paths))
-    if wanted is not None:
-        lines = _lines_for(lines, {w for w in wanted if w})
-    groups: dict[str, set[str]] = {}
-    for line in lines:
-        words = [unicodedata.normalize("NFKC", w).strip() for w in re.split(r"[,|]", line)]
-        words = [w for w in words if w]
-        if len(words) < 2:
-            continue
-        merged = set(words)
-        for word in words:
-            merged |= groups.get(word.casefold(), set())
-        if len(merged) > MAX_SYNONYM_GROUP:
-            # Chains of shared words (`Go` in many notes' aliases) would make one group of
-            # everything: a line too entangled stands alone.
-            merged = set(words)
-        for word in merged:
-            groups[word.casefold()] = merged
-    return groups
-
-
-def _lines_for(lines: list[str], wanted: set[str]) -> list[str]:
-    """The lines holding a wanted word (anywhere: Japanese words sit inside longer ones), and
-    the lines sharing a whole word with those (groups sharing a word merge). One pass of
-    `str.find` per word over the joined table: testing every line against every word cost
-    the hook ~10 ms a prompt once the glossary passed 600 groups."""
-    from bisect import bisect_right
-
-    table = [unicodedata.normalize("NFKC", line).casefold() for line in lines]
-    folded = "\n".join(table)
-    starts = [0]
-    for line in table[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-
-    def lines_holding(word: str, whole: bool) -> set[int]:
-        found: set[int] = set()
-        at = folded.find(word)
-        while at >= 0:
-            end = at + len(word)
-            if not whole or (_edge(folded, at - 1, -1) and _edge(folded, end, 1)):
-                found.add(bisect_right(starts, at) - 1)
-            at = folded.find(word, end)
-        return found
-
-    chosen: set[int] = set()
-    for word in wanted:
-        chosen |= lines_holding(word, whole=False)
-    # One more hop: a line sharing a whole word with a chosen line merges with it.
-    words = {w.strip() for i in chosen for w in re.split(r"[,|]", table[i]) if w.strip()}
-    for word in words:
-        chosen |= lines_holding(word, whole=True)
-    return [lines[i] for i in sorted(chosen)]
-
-
-def _edge(text: str, at: int, step: int) -> bool:
-    """Whether a word of a synonym line ends here: only spaces, then a separator or the end."""
-    while 0 <= at < len(text) and text[at] == " ":
-        at += step
-    return not 0 <= at < len(text) or text[at] in ",|\n"
-
-
 def _ascii_matcher(text: str) -> re.Pattern[str] | None:
     if not text.isascii():
         return None
@@ -240,10 +166,13 @@ def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> li
     patterns: list[Pattern] = []
     seen: set[str] = set()
     for keyword in keywords:
-        texts = [(keyword.text, False)]
-        texts += [
-            (s, True) for s in sorted(synonyms.get(keyword.key, ())) if s.casefold() != keyword.key
-        ]
+        # A predicate is found in any of its conjugations, and so is a synonym that is one.
+        own = predicate_forms(keyword.text) if keyword.kind == "predicate" else [keyword.text]
+        texts = [(form, False) for form in own]
+        for word in sorted(synonyms.get(keyword.key, ())):
+            if word.casefold() != keyword.key:
+                forms = predicate_forms(word) if is_predicate(word) else [word]
+                texts += [(form, True) for form in forms]
         for text, is_synonym in texts:
             folded = text.casefold()
             if folded in seen:
@@ -424,7 +353,9 @@ class _Scorer:
         self.children: dict[str, list[str]] = {}
         for piece, owner_key in self.parent.items():
             self.children.setdefault(owner_key, []).append(piece)
-        self.total_weight = sum(ranking.kind_weight(k.subkind) for k in self.tops) or 1.0
+        self.total_weight = (
+            sum(ranking.kind_weight(k.subkind) for k in self.tops if k.kind != "predicate") or 1.0
+        )
 
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
         doc = cand.doc
@@ -460,7 +391,8 @@ class _Scorer:
                 Evidence(top.text, top.subkind, credit, rarity, df.get(key, 1), in_head)
             )
             raw += value
-            covered += credit * weight
+            if top.kind != "predicate":
+                covered += credit * weight
             if value > best_value:
                 result.main, best_value = key, value
             if (
@@ -850,11 +782,17 @@ def _search_index(
         outcome.refresh_started = maybe_start_refresh(settings, "index older than refresh_seconds")
 
     df_by_store: dict[str, dict[str, int]] = {}
+    direct_seen: dict[str, set[str]] = {}
     for pattern, counts in zip(patterns, answer.df):
         for name, count in counts.items():
             per = df_by_store.setdefault(name, {})
             if not pattern.synonym:
-                per[pattern.keyword] = count
+                # A predicate's forms are patterns of one keyword: the commonest counts.
+                direct = direct_seen.setdefault(name, set())
+                if pattern.keyword not in direct:
+                    per[pattern.keyword] = 0
+                    direct.add(pattern.keyword)
+                per[pattern.keyword] = max(per[pattern.keyword], count)
             else:
                 per.setdefault(pattern.keyword, count)
     for name, per in df_by_store.items():

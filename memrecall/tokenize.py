@@ -6,7 +6,7 @@ import json
 
 from .config import Settings
 from .keywords import Keyword, extract, load_stopwords
-from .resources import shipped_stopwords
+from .resources import shipped_stopwords, shipped_synonyms
 from .tokenizers import resolve
 
 
@@ -23,9 +23,20 @@ def tokenize_text(
     from .stores.beads import id_prefixes
 
     analyzer, notes = resolve(backend, timeout)
-    return extract(
-        text, analyzer, effective_stopwords(settings), id_prefixes=id_prefixes(settings.beads)
-    ), notes
+
+    def known_predicates(lemmas: set[str]) -> set[str]:
+        from .glossary import known_words
+
+        return known_words([shipped_synonyms(), settings.user_synonyms], lemmas)
+
+    keywords = extract(
+        text,
+        analyzer,
+        effective_stopwords(settings),
+        id_prefixes=id_prefixes(settings.beads),
+        known_predicates=known_predicates,
+    )
+    return keywords, notes
 
 
 def render(keywords: list[Keyword], as_json: bool) -> str:

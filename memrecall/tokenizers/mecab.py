@@ -7,7 +7,7 @@ import re
 
 from ..errors import BackendUnavailable
 from .base import KATAKANA, Term
-from .morph import Morph, terms_from_morphs
+from .morph import PREDICATE_POS, Morph, terms_from_morphs
 
 _ALL_KATAKANA = re.compile(f"^[{KATAKANA}]+$")
 
@@ -47,6 +47,8 @@ class MecabAnalyzer:
             morph = Morph(
                 surface, begin, end, feature.pos1 or "", feature.pos2 or "", feature.pos3 or ""
             )
+            if morph.pos1 in PREDICATE_POS and morph.pos2 == "一般":
+                morph.lemma = feature.orthBase or ""
             previous = morphs[-1] if morphs else None
             if (
                 previous

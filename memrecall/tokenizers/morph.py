@@ -1,5 +1,8 @@
 """Shared noun-run merging for the morphological analysers (Sudachi and MeCab/UniDic).
 
+Verbs and adjectives come out as `predicate` terms in their dictionary form; only the ones the
+glossary knows become keywords (`keywords.extract`), and the index never holds them.
+
 Both analysers use UniDic-style part-of-speech tags. Analysers split compounds differently
 (UniDic short units cut `タイムアウト` into `タイム|アウト`, `不具合` into `不|具合`), so
 adjacent nominal pieces are joined back into one compound, and the useful pieces of a kanji
@@ -17,6 +20,8 @@ _HAS_KANJI = re.compile(f"[{KANJI}]")
 _ALL_KATAKANA = re.compile(f"^[{KATAKANA}]+$")
 # Nouns that only make sense inside a compound (前, 時, 件, 度 …).
 _BOUND_NOUN_POS3 = {"副詞可能", "助数詞可能"}
+# Content verbs and adjectives (`一般`; not `非自立可能` helpers such as いる, ない).
+PREDICATE_POS = ("動詞", "形容詞")
 
 
 @dataclass
@@ -29,6 +34,8 @@ class Morph:
     pos3: str
     # Finer pieces of this morpheme (Sudachi mode-A split of a mode-C unit).
     pieces: list[str] = field(default_factory=list)
+    # A verb's or adjective's dictionary form (`固まる` of `固まっ`); empty for the rest.
+    lemma: str = ""
 
     @property
     def is_content_noun(self) -> bool:
@@ -81,7 +88,9 @@ def _useful_piece(piece: str, compound: str) -> bool:
 
 
 def terms_from_morphs(morphs: list[Morph]) -> list[Term]:
-    terms: list[Term] = []
+    terms: list[Term] = [
+        Term(m.lemma, "predicate", m.begin) for m in morphs if m.lemma and not is_junk(m.lemma)
+    ]
     for run in _runs(morphs):
         run = _trim(run)
         if not run or not any(m.is_content_noun for m in run):

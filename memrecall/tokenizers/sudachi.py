@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import BackendUnavailable
 from .base import Term
-from .morph import Morph, terms_from_morphs
+from .morph import PREDICATE_POS, Morph, terms_from_morphs
 
 
 class SudachiAnalyzer:
@@ -41,6 +41,7 @@ class SudachiAnalyzer:
                     if len(pieces) < 2:
                         pieces = []
                 # surface(), never normalized_form(): notes are searched as written.
+                lemma = m.dictionary_form() if pos[0] in PREDICATE_POS and pos[1] == "一般" else ""
                 morphs.append(
                     Morph(
                         m.surface(),
@@ -50,6 +51,7 @@ class SudachiAnalyzer:
                         pos[1],
                         pos[2],
                         pieces,
+                        lemma,
                     )
                 )
         return terms_from_morphs(morphs)

@@ -1,0 +1,172 @@
+"""The synonym glossary (shipped, the user's, the index's note aliases): groups of words that
+mean the same thing, and the Japanese predicates it knows.
+
+Stdlib only: `memrecall tokenize` asks it which verbs and adjectives are keywords, and the hook
+reads it twice per prompt (tokenize, then search), so each file is read and folded once per
+process.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from pathlib import Path
+from typing import Iterable
+
+MAX_SYNONYM_GROUP = 16
+
+# Endings of a Japanese predicate's dictionary form: the u-row of verbs, `い` of adjectives.
+_PREDICATE_END = "うくぐすつぬぶむるい"
+_PREDICATE_SHAPE = re.compile(
+    r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3041-\u3096]+" f"[{_PREDICATE_END}]$"
+)
+_HAS_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005]")
+# A godan verb's ending → its a-row and i-row kana and its euphonic (音便) stem ending.
+_GODAN = {
+    "う": "わいっ",
+    "く": "かきい",
+    "ぐ": "がぎい",
+    "す": "さし",
+    "つ": "たちっ",
+    "ぬ": "なにん",
+    "ぶ": "ばびん",
+    "む": "まみん",
+}
+
+_cache: dict[tuple[str, int, int], list[tuple[str, str]]] = {}
+
+
+def _file_lines(path: Path) -> list[tuple[str, str]]:
+    """(line, NFKC-folded line) of one glossary file, comments dropped; read once per process
+    (the key holds the file's mtime and size, so an edited file is read again)."""
+    from .keywords import list_file_lines
+
+    try:
+        stat = path.stat()
+    except OSError:
+        return []
+    key = (str(path), stat.st_mtime_ns, stat.st_size)
+    if key not in _cache:
+        _cache[key] = [
+            (line, unicodedata.normalize("NFKC", line).casefold())
+            for line in list_file_lines([path])
+        ]
+    return _cache[key]
+
+
+class _Table:
+    """Every line of the given files, joined, for one `str.find` per word."""
+
+    def __init__(self, paths: Iterable[Path]) -> None:
+        pairs = [pair for path in paths for pair in _file_lines(path)]
+        self.lines = [line for line, _ in pairs]
+        self.folded_lines = [folded for _, folded in pairs]
+        self.folded = "\n".join(self.folded_lines)
+        self.starts = [0]
+        for folded in self.folded_lines[:-1]:
+            self.starts.append(self.starts[-1] + len(folded) + 1)
+
+    def lines_holding(self, word: str, whole: bool) -> set[int]:
+        from bisect import bisect_right
+
+        found: set[int] = set()
+        at = self.folded.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if not whole or (_edge(self.folded, at - 1, -1) and _edge(self.folded, end, 1)):
+                found.add(bisect_right(self.starts, at) - 1)
+            at = self.folded.find(word, end)
+        return found
+
+
+def load_synonyms(
+    paths: Iterable[Path], wanted: Iterable[str] | None = None
+) -> dict[str, set[str]]:
+    """Groups from the shipped table and the user's; every word maps to its whole group.
+
+    `wanted` (case-folded keywords): only the lines that can matter for them are parsed — the
+    lines holding one of them, and the lines sharing a word with those (groups that share a
+    word merge). The hook needs a handful of groups out of a thousand, and would otherwise
+    parse them all on every prompt."""
+    table = _Table(paths)
+    lines = table.lines
+    if wanted is not None:
+        lines = _lines_for(table, {w for w in wanted if w})
+    groups: dict[str, set[str]] = {}
+    for line in lines:
+        words = [unicodedata.normalize("NFKC", w).strip() for w in re.split(r"[,|]", line)]
+        words = [w for w in words if w]
+        if len(words) < 2:
+            continue
+        merged = set(words)
+        for word in words:
+            merged |= groups.get(word.casefold(), set())
+        if len(merged) > MAX_SYNONYM_GROUP:
+            # Chains of shared words (`Go` in many notes' aliases) would make one group of
+            # everything: a line too entangled stands alone.
+            merged = set(words)
+        for word in merged:
+            groups[word.casefold()] = merged
+    return groups
+
+
+def known_words(paths: Iterable[Path], words: Iterable[str]) -> set[str]:
+    """Which of `words` (case-folded) the glossary lists as a whole word of some group."""
+    table = _Table(paths)
+    return {word for word in words if word and table.lines_holding(word, whole=True)}
+
+
+def _lines_for(table: _Table, wanted: set[str]) -> list[str]:
+    """The lines holding a wanted word (anywhere: Japanese words sit inside longer ones), and
+    the lines sharing a whole word with those (groups sharing a word merge). One pass of
+    `str.find` per word over the joined table: testing every line against every word cost
+    the hook ~10 ms a prompt once the glossary passed 600 groups."""
+    chosen: set[int] = set()
+    for word in wanted:
+        chosen |= table.lines_holding(word, whole=False)
+    # One more hop: a line sharing a whole word with a chosen line merges with it.
+    words = {
+        w.strip() for i in chosen for w in re.split(r"[,|]", table.folded_lines[i]) if w.strip()
+    }
+    for word in words:
+        chosen |= table.lines_holding(word, whole=True)
+    return [table.lines[i] for i in sorted(chosen)]
+
+
+def _edge(text: str, at: int, step: int) -> bool:
+    """Whether a word of a synonym line ends here: only spaces, then a separator or the end."""
+    while 0 <= at < len(text) and text[at] == " ":
+        at += step
+    return not 0 <= at < len(text) or text[at] in ",|\n"
+
+
+# --- predicates -------------------------------------------------------------------------
+
+
+def is_predicate(word: str) -> bool:
+    """Whether a glossary word is a Japanese verb or adjective in dictionary form (`固まる`,
+    `遅い`, `動作が重い`, `ずれる`): kanji and hiragana, ending in a verb's u-row kana or `い`;
+    kana alone only from three characters (`ずれる`, not `ない`)."""
+    shaped = bool(_PREDICATE_SHAPE.match(word))
+    return shaped and (len(word) >= 3 or bool(_HAS_KANJI.search(word)))
+
+
+def predicate_forms(word: str) -> list[str]:
+    """What to look for in text to find every conjugation of a dictionary form: notes say
+    `固まった`, `遅くて`, `待たされる`, never only `固まる`.
+
+    The stem alone where it holds a kanji and is two characters or more (`固ま`, `漏れ`,
+    `溜ま`); a one-kanji stem alone (`遅`, `待`) would find `遅延` and `期待`, so then the
+    few forms a text uses (`遅い`, `遅く`, `遅かっ`)."""
+    if not is_predicate(word):
+        return [word]
+    stem, ending = word[:-1], word[-1]
+    if len(stem) >= 2 and _HAS_KANJI.search(stem):
+        return [stem]
+    if ending == "い":
+        return [word, stem + "く", stem + "かっ", stem + "さ"]
+    if ending == "る":
+        # Godan (`切る`: 切ら, 切っ) or ichidan (`見る`: 見て, 見た): both, the dictionary form
+        # first.
+        return [word, stem + "っ", stem + "て", stem + "た", stem + "ら", stem + "り"]
+    return [word] + [stem + kana for kana in _GODAN.get(ending, "")]
