@@ -66,6 +66,7 @@ SETS = {
     "dev3": HERE / "recall_sets" / "dev3.json",
     "dev4": HERE / "recall_sets" / "dev4.json",
     "dev5": HERE / "recall_sets" / "dev5.json",
+    "dev6": HERE / "recall_sets" / "dev6.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -190,7 +191,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev5 | test | legacy (repeatable; default: dev)",
+        help="dev … dev6 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
