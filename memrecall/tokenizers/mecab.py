@@ -47,7 +47,7 @@ class MecabAnalyzer:
             morph = Morph(
                 surface, begin, end, feature.pos1 or "", feature.pos2 or "", feature.pos3 or ""
             )
-            if morph.pos1 in PREDICATE_POS and morph.pos2 == "一般":
+            if morph.pos1 in PREDICATE_POS:
                 morph.lemma = feature.orthBase or ""
             previous = morphs[-1] if morphs else None
             if (

@@ -20,7 +20,8 @@ _HAS_KANJI = re.compile(f"[{KANJI}]")
 _ALL_KATAKANA = re.compile(f"^[{KATAKANA}]+$")
 # Nouns that only make sense inside a compound (前, 時, 件, 度 …).
 _BOUND_NOUN_POS3 = {"副詞可能", "助数詞可能"}
-# Content verbs and adjectives (`一般`; not `非自立可能` helpers such as いる, ない).
+# Verbs and adjectives, helpers (`非自立可能`: いる, ない, 遅れる) included: only the ones the
+# glossary lists become keywords, and it lists no helper that carries no topic.
 PREDICATE_POS = ("動詞", "形容詞")
 
 

@@ -41,7 +41,7 @@ class SudachiAnalyzer:
                     if len(pieces) < 2:
                         pieces = []
                 # surface(), never normalized_form(): notes are searched as written.
-                lemma = m.dictionary_form() if pos[0] in PREDICATE_POS and pos[1] == "一般" else ""
+                lemma = m.dictionary_form() if pos[0] in PREDICATE_POS else ""
                 morphs.append(
                     Morph(
                         m.surface(),
