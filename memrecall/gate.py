@@ -31,13 +31,13 @@ if TYPE_CHECKING:
 
 # Japanese cues are matched anywhere (no word edges); English ones as whole phrases.
 _CUE_JA = re.compile(
-    r"前に|前回|以前|この前|こないだ|先日|先週|先月|昔|っけ|だったよね|たよね|てたよね|したよね|"
+    r"前に|この前|こないだ|先日|先週|先月|昔|っけ|だったよね|たよね|てたよね|したよね|"
     # "〜た件" is any past event ("上書きしちゃった件"); "何だった" asks what it was.
     r"(?:の|た)件(?![数名目])|(?:何|なん)だった|どうなった|どうした|結局|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
-    r"続き|再発|また(?:同じ|出|起き|落ち)|あの(?:件|時|とき|バグ|エラー|メモ|話)|例の"
+    r"あの(?:件|時|とき|バグ|エラー|メモ|話)|例の"
 )
 _CUE_EN = re.compile(
-    r"\b(?:last time|previous(?:ly)?|earlier|again|remind me|remember|recall|did we|"
+    r"\b(?:last time|remind me|remember|recall|did we|"
     # "before" asks about the past only after a verb of experience: "before I open the PR"
     # is a plan, "we hit this before" a memory.
     r"(?:seen|saw|had|did|done|tried|fixed|hit|discussed|mentioned|noted|solved|happened|"
@@ -47,7 +47,14 @@ _CUE_EN = re.compile(
     r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
     r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|"
     r"that (?:issue|ticket|bug|incident|note|time)|"
-    r"(?:our|my) notes?|follow[- ]up|still (?:open|broken|failing)|what happened)\b",
+    r"(?:our|my) notes?|what happened)\b",
+    re.IGNORECASE,
+)
+# Cues that also describe the system at hand ("前回の実行が終わってない", "the server won't
+# start again", "the previous page"): a memory cue unless the prompt gives a work order.
+_WEAK_CUE_JA = re.compile(r"前回|以前|続き|再発|また(?:同じ|出|起き|落ち)")
+_WEAK_CUE_EN = re.compile(
+    r"\b(?:again|previous(?:ly)?|earlier|follow[- ]up|still (?:open|broken|failing))\b",
     re.IGNORECASE,
 )
 # A request about the code in front of Claude: "この関数", "ここ", "this file", "these tests".
@@ -75,7 +82,7 @@ _ORDER_EN = re.compile(
     r"download|copy|scaffold|bootstrap|initiali[sz]e|seed|populate|insert|style|center|"
     r"align|resize|locali[sz]e|switch|pull|combine|guard|debug|investigate|look into|"
     r"suggest|propose|walk me through|centrali[sz]e|unify|standardi[sz]e|enforce|require|"
-    r"make sure|keep|stop)\b",
+    r"make sure|keep|stop|find out|find|figure out|track down)\b",
     re.IGNORECASE,
 )
 # A request anywhere in the prompt: "build_report is slow on big inputs, can you profile it".
@@ -130,6 +137,8 @@ HEAD_WEIGHT = 1.25
 # A keyword found only in code or output pasted into the prompt counts this much (and never
 # names a memory on its own): `err`, `tx.Rollback`, `wg.Add` are in front of Claude already.
 PASTED_WEIGHT = 0.5
+# A verb or adjective (固まる, 遅い) backing a memory cue counts this much as evidence.
+PREDICATE_WEIGHT = 0.5
 
 
 def prompt_shape(prompt: str) -> str:
@@ -138,14 +147,10 @@ def prompt_shape(prompt: str) -> str:
     text = unicodedata.normalize("NFKC", prompt)
     if _CUE_JA.search(text) or _CUE_EN.search(text):
         return "cue"
-    if (
-        _DEICTIC_JA.search(text)
-        or _DEICTIC_EN.search(text)
-        or _ORDER_EN.search(text)
-        or _ASK_EN.search(text)
-        or _ORDER_JA.search(text)
-        or _PASTED.search(text)
-    ):
+    order = _ORDER_EN.search(text) or _ASK_EN.search(text) or _ORDER_JA.search(text)
+    if not order and (_WEAK_CUE_JA.search(text) or _WEAK_CUE_EN.search(text)):
+        return "cue"
+    if order or _DEICTIC_JA.search(text) or _DEICTIC_EN.search(text) or _PASTED.search(text):
         return "code"
     if _WISH_JA.search(text):
         return "wish"
@@ -235,6 +240,7 @@ def evidence_strength(evidence: list[Evidence], pasted: AbstractSet[str] = froze
         * e.rarity
         * (HEAD_WEIGHT if e.head else ENGLISH_WORD_WEIGHT if e.subkind == "word" else 1.0)
         * (PASTED_WEIGHT if e.keyword.casefold() in pasted else 1.0)
+        * (PREDICATE_WEIGHT if e.subkind == "predicate" else 1.0)
         for e in evidence
     )
 
@@ -264,6 +270,10 @@ def judge(
     from .ranking import DISTINCTIVE_MAX_DF, DISTINCTIVE_SUBKINDS
 
     specific = [e for e in hit.evidence if e.keyword.casefold() not in generic]
+    if shape == "cue" and specific:
+        # A symptom in a verb or adjective (固まる, 遅い) backs a memory the user asks to recall
+        # that matched on a topic too; alone it is every project's, and everyday.
+        specific += [e for e in hit.evidence if e.subkind == "predicate"]
     names = [e.keyword for e in specific]
     if hit.exact_id:
         return Verdict(True, f"names {hit.ref} itself", specific=names)

@@ -250,6 +250,8 @@ def extract(
     `known_predicates`: which verbs and adjectives (dictionary forms) to keep — those the
     glossary can turn into other words (`固まる` → hang, stuck); none without it."""
     text = unicodedata.normalize("NFKC", _encodable(prompt))
+    # Typographic apostrophes (phones, word processors): `didn’t` is `didn't`, not `didn`.
+    text = text.replace("\u2019", "'").replace("\u2018", "'")
     id_terms, masked = _identifier_terms(text, beads_id_pattern(id_prefixes))
     english = [t for t in id_terms if t.kind == "word"]
     id_terms = [t for t in id_terms if t.kind != "word"]

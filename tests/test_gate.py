@@ -76,6 +76,56 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "prompt",
+    [
+        "前回と同じエラーがまた出た。原因わかる？",
+        "the nightly import failed again, is it the same lock timeout as previously?",
+        "デプロイがまた落ちた",
+        "did the earlier fix for the retry storm ever land?",
+    ],
+)
+def test_a_weak_cue_without_an_order_asks_about_the_past(prompt: str) -> None:
+    assert prompt_shape(prompt) == "cue"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        # "前回", "again", "previous" describe the system here; the prompt gives an order.
+        "Kubernetes の CronJob が、前回の実行が終わってないのに次が始まる。重ならないようにして",
+        "After a crash the server won't start again. Find what holds the port and fix it.",
+        "The page shows the previous user's cart; please clear it on logout",
+        "以前の形式の設定ファイルも読めるようにしてください",
+    ],
+)
+def test_a_weak_cue_with_an_order_is_a_work_order(prompt: str) -> None:
+    assert prompt_shape(prompt) == "code"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "test_shutdown hangs forever on my machine. Find out what it waits on.",
+        "`make build` rebuilds everything. Figure out why.",
+        "Memory grows every hour; track down the leak",
+    ],
+)
+def test_find_out_and_track_down_are_orders(prompt: str) -> None:
+    assert prompt_shape(prompt) == "code"
+
+
+def test_a_verb_backs_a_cue_but_never_fires_alone() -> None:
+    topic = _ev("実行", 0.5)
+    symptom = Evidence("落ちる", "predicate", 1.0, 0.8, 3, False)
+    # A topic alone falls short of a cue's bar; with the symptom the user describes it passes.
+    assert not judge(_hit(topic), "cue", set(), 9.0, 2.0, 1).fire
+    assert judge(_hit(topic, symptom), "cue", {"落ちる"}, 9.0, 2.0, 1).fire
+    # The verb alone, or in a question that is no memory cue, stays everyday.
+    assert not judge(_hit(symptom), "cue", {"落ちる"}, 9.0, 2.0, 1).fire
+    assert not judge(_hit(topic, symptom), "plain", {"落ちる"}, 9.0, 2.0, 1).fire
+
+
+@pytest.mark.parametrize(
     "prompt", ["Kafka の consumer lag が増える原因は？", "how does the payment retry work?"]
 )
 def test_other_questions_are_plain(prompt: str) -> None:

@@ -177,3 +177,11 @@ def test_a_bare_two_letter_command_is_a_keyword(
 def test_other_two_letter_words_are_prose(glossary_home: Path) -> None:
     texts = [text for text, _ in _keywords("go to the page and do it in an hour")]
     assert not {"go", "to", "do", "it", "in", "an"} & set(texts)
+
+
+@pytest.mark.parametrize("prompt", ["Why didn’t the export run?", "What’s wrong with the export?"])
+def test_contractions_with_either_apostrophe_are_no_keywords(
+    glossary_home: Path, prompt: str
+) -> None:
+    texts = {text.casefold() for text, _ in _keywords(prompt)}
+    assert texts == {"export"} | ({"run"} if "run" in prompt else set())
