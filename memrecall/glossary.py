@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 MAX_SYNONYM_GROUP = 16
 
@@ -34,6 +37,13 @@ _GODAN = {
 }
 
 _cache: dict[tuple[str, int, int], list[tuple[str, str]]] = {}
+
+
+def glossary_files(settings: Settings) -> list[Path]:
+    """The shipped glossary and the user's (search adds the index's note aliases)."""
+    from .resources import shipped_synonyms
+
+    return [shipped_synonyms(), settings.user_synonyms]
 
 
 def _file_lines(path: Path) -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 from . import ranking
 from .config import Settings
-from .glossary import is_predicate, load_synonyms, predicate_forms
+from .glossary import glossary_files, load_synonyms, predicate_forms
 from .keywords import Keyword
 from .redact import redact_fast
 from .stores.base import Document, Store, read_lines
@@ -171,8 +171,7 @@ def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> li
         texts = [(form, False) for form in own]
         for word in sorted(synonyms.get(keyword.key, ())):
             if word.casefold() != keyword.key:
-                forms = predicate_forms(word) if is_predicate(word) else [word]
-                texts += [(form, True) for form in forms]
+                texts += [(form, True) for form in predicate_forms(word)]
         for text, is_synonym in texts:
             folded = text.casefold()
             if folded in seen:
@@ -571,15 +570,13 @@ def search(
 ) -> SearchOutcome:
     """Best hits first. The index answers when there is a usable one; otherwise ripgrep
     (and `outcome.fallback` says why). Passing `stores` forces ripgrep over exactly those."""
-    from .resources import shipped_synonyms
-
     outcome = SearchOutcome()
     if not keywords:
         return outcome
     if stores is None:
         outcome.warnings += missing_stores(settings, only)
     if synonyms is None:
-        paths = [shipped_synonyms(), settings.user_synonyms]
+        paths = glossary_files(settings)
         if settings.index.enabled and stores is None:
             from .index import index_home
 
@@ -782,17 +779,13 @@ def _search_index(
         outcome.refresh_started = maybe_start_refresh(settings, "index older than refresh_seconds")
 
     df_by_store: dict[str, dict[str, int]] = {}
-    direct_seen: dict[str, set[str]] = {}
     for pattern, counts in zip(patterns, answer.df):
         for name, count in counts.items():
             per = df_by_store.setdefault(name, {})
             if not pattern.synonym:
-                # A predicate's forms are patterns of one keyword: the commonest counts.
-                direct = direct_seen.setdefault(name, set())
-                if pattern.keyword not in direct:
-                    per[pattern.keyword] = 0
-                    direct.add(pattern.keyword)
-                per[pattern.keyword] = max(per[pattern.keyword], count)
+                # A predicate's forms are patterns of one keyword: the commonest counts. They
+                # come before the keyword's synonyms (build_patterns), so none is counted yet.
+                per[pattern.keyword] = max(per.get(pattern.keyword, 0), count)
             else:
                 per.setdefault(pattern.keyword, count)
     for name, per in df_by_store.items():

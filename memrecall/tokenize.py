@@ -6,7 +6,7 @@ import json
 
 from .config import Settings
 from .keywords import Keyword, extract, load_stopwords
-from .resources import shipped_stopwords, shipped_synonyms
+from .resources import shipped_stopwords
 from .tokenizers import resolve
 
 
@@ -25,9 +25,9 @@ def tokenize_text(
     analyzer, notes = resolve(backend, timeout)
 
     def known_predicates(lemmas: set[str]) -> set[str]:
-        from .glossary import known_words
+        from .glossary import glossary_files, known_words
 
-        return known_words([shipped_synonyms(), settings.user_synonyms], lemmas)
+        return known_words(glossary_files(settings), lemmas)
 
     keywords = extract(
         text,

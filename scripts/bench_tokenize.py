@@ -168,6 +168,8 @@ def _naive(prompt: str, analyzer: object, stopwords: set[str]) -> list[str]:
     # What an analyser alone gives: no identifier pass, same stopwords and dedupe.
     seen: list[str] = []
     for term in analyzer.analyze(unicodedata.normalize("NFKC", prompt)):  # type: ignore[attr-defined]
+        if term.kind == "predicate":
+            continue  # verbs are no keyword unless extract() finds them in the glossary
         key = term.text.casefold()
         if term.text.strip() and key not in stopwords and key not in {s.casefold() for s in seen}:
             seen.append(term.text)

@@ -4,10 +4,10 @@ fire on their own."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from _index_fixtures import export, note
 
 from memrecall.config import load_settings
 from memrecall.gate import generic_keys
@@ -107,21 +107,17 @@ def test_a_predicate_is_everyday_for_the_gate(glossary_home: Path) -> None:
 @pytest.fixture
 def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     vault = tmp_path / "vault"
-    (vault / "note").mkdir(parents=True)
-    (vault / "note" / "テスト実行が固まる問題.md").write_text(
+    note(
+        vault,
+        "note/テスト実行が固まる問題.md",
         "# テスト実行が固まる問題\n\nテスト実行が途中で固まってしまう。\n"
         "原因はロックの取り合いだった。\n",
-        encoding="utf-8",
     )
-    (vault / "note" / "テスト実行の並列化.md").write_text(
-        "# テスト実行の並列化\n\nテスト実行を四並列にした。\n", encoding="utf-8"
+    note(
+        vault, "note/テスト実行の並列化.md", "# テスト実行の並列化\n\nテスト実行を四並列にした。\n"
     )
     for n in range(20):
-        (vault / "note" / f"雑記{n}.md").write_text(
-            f"# 雑記{n}\n\n今日の作業メモ。\n", encoding="utf-8"
-        )
-    beads = tmp_path / "proj" / ".beads"
-    beads.mkdir(parents=True)
+        note(vault, f"note/雑記{n}.md", f"# 雑記{n}\n\n今日の作業メモ。\n")
     issues = [
         {
             "id": "bd-h4ng",
@@ -138,9 +134,7 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         }
         for n in range(20)
     ]
-    (beads / "issues.jsonl").write_text(
-        "".join(json.dumps(issue) + "\n" for issue in issues), encoding="utf-8"
-    )
+    beads = export(tmp_path / "proj" / ".beads" / "issues.jsonl", issues).parent
     monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
     monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
     return vault

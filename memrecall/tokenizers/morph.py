@@ -89,9 +89,7 @@ def _useful_piece(piece: str, compound: str) -> bool:
 
 
 def terms_from_morphs(morphs: list[Morph]) -> list[Term]:
-    terms: list[Term] = [
-        Term(m.lemma, "predicate", m.begin) for m in morphs if m.lemma and not is_junk(m.lemma)
-    ]
+    terms = [Term(m.lemma, "predicate", m.begin) for m in morphs if m.lemma]
     for run in _runs(morphs):
         run = _trim(run)
         if not run or not any(m.is_content_noun for m in run):
