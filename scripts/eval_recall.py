@@ -67,6 +67,7 @@ SETS = {
     "dev4": HERE / "recall_sets" / "dev4.json",
     "dev5": HERE / "recall_sets" / "dev5.json",
     "dev6": HERE / "recall_sets" / "dev6.json",
+    "dev7": HERE / "recall_sets" / "dev7.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -191,7 +192,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev6 | test | legacy (repeatable; default: dev)",
+        help="dev … dev7 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
