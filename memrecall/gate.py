@@ -42,7 +42,9 @@ _CUE_EN = re.compile(
     # is a plan, "we hit this before" a memory.
     r"(?:seen|saw|had|did|done|tried|fixed|hit|discussed|mentioned|noted|solved|happened|"
     r"come up|came up)(?: (?:this|that|it|one))? before|"
-    r"have we|had we|(?:i|we) once|"
+    r"have we|had we|(?:i|we) once|(?:didn't|weren't|haven't|hadn't) we|"
+    # "Wasn't a leftover lock the cause?" opens a question about what was found.
+    r"(?:^|(?<=[.!?]\s))wasn't|"
     r"we (?:decided|chose|agreed|settled|used|fixed|found|noted|wrote|did|had|ended up)|"
     r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
     r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|"
@@ -211,8 +213,8 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
             found.add(key)
         elif stem and (stem in vocabulary or term_key(stem) in vocabulary):
             found.add(key)  # config.py, utils.go, src/index.ts: every project has one
-        elif keyword.subkind == "number":
-            found.add(key)  # 200, 401, 100: status codes, sizes, counts
+        elif keyword.subkind in ("number", "quantity"):
+            found.add(key)  # 200, 401, 30 seconds, 1 GB: status codes, sizes, counts, limits
         elif keyword.subkind == "code" and _words_all_in(key, vocabulary):
             found.add(key)  # `git merge`, `docker compose up`: everyday commands
         elif (
@@ -270,6 +272,10 @@ def judge(
     from .ranking import DISTINCTIVE_MAX_DF, DISTINCTIVE_SUBKINDS
 
     specific = [e for e in hit.evidence if e.keyword.casefold() not in generic]
+    if shape == "cue":
+        # A duration or size (5秒, 30 days) recalls the incident it measured when the user
+        # asks about the past; in a work order it is the value the new code will use.
+        specific += [e for e in hit.evidence if e.subkind == "quantity"]
     if shape == "cue" and specific:
         # A symptom in a verb or adjective (固まる, 遅い) backs a memory the user asks to recall
         # that matched on a topic too; alone it is every project's, and everyday.

@@ -57,7 +57,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-SCHEMA_VERSION = 5  # 5: date_source
+SCHEMA_VERSION = 6  # 5: date_source; 6: quantities (5秒 = 5 seconds = 5s)
 
 
 META_NAME = "memrecall.json"

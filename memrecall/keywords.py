@@ -18,6 +18,44 @@ from typing import Callable, Iterable, Iterator
 from .tokenizers.base import Analyzer, Term, is_junk
 
 _L = r"(?<![A-Za-z0-9_])"
+
+# A number with a unit, spelt any way in either language, is one term: `5秒` in a prompt meets
+# "bd ready takes 5 seconds", `30日` meets "a 30-day TTL", `12月` meets "the December release".
+# canonical unit → its spellings; bare letters (`5s`, `5m`) only written without a space.
+QUANTITY_UNITS = {
+    "ms": ("ms", "msec", "msecs", "millisecond", "milliseconds", "ミリ秒"),
+    "s": ("s", "sec", "secs", "second", "seconds", "秒", "秒間"),
+    "min": ("m", "min", "mins", "minute", "minutes", "分", "分間"),
+    "h": ("h", "hr", "hrs", "hour", "hours", "時間"),
+    "d": ("d", "day", "days", "日", "日間"),
+    "wk": ("week", "weeks", "週間"),
+    "mo": ("month", "months", "ヶ月", "か月", "カ月", "ヵ月", "ケ月", "ヶ月間", "か月間"),
+    "y": ("year", "years", "年間"),
+    "kb": ("kb", "kib", "キロバイト"),
+    "mb": ("mb", "mib", "メガバイト"),
+    "gb": ("gb", "gib", "ギガバイト"),
+    "tb": ("tb", "tib", "テラバイト"),
+    "ch": ("char", "chars", "character", "characters", "文字"),
+}
+# Not `may` and `march`: they are an English verb far more often than a month.
+MONTH_NAMES = (
+    "january february _ april _ june july august september october november december".split()
+)
+_UNIT_OF = {spelling: unit for unit, spellings in QUANTITY_UNITS.items() for spelling in spellings}
+_SPELLINGS = sorted(_UNIT_OF, key=len, reverse=True)
+# `5M` is five million and `5S` nobody's unit: a one-letter unit counts in lower case only.
+_ONE_LETTER = frozenset(u for u in _SPELLINGS if len(u) == 1)
+_LETTERS = "|".join(sorted(_ONE_LETTER))
+_ASCII_WORDS = "|".join(re.escape(u) for u in _SPELLINGS if u.isascii() and len(u) > 1)
+_JA_UNITS = "|".join(re.escape(u) for u in _SPELLINGS if not u.isascii())
+_QUANTITY = (
+    r"(?:1[0-2]|0?[1-9])月"
+    r"|(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:"
+    rf"\s?\+?(?:{_JA_UNITS})"
+    rf"|\+?(?:(?i:{_ASCII_WORDS})|{_LETTERS})(?![A-Za-z0-9_])"
+    rf"|\+?[\s-](?i:{_ASCII_WORDS})(?![A-Za-z0-9_]))"
+)
+_QUANTITY_PARTS = re.compile(r"([\d,]+(?:\.\d+)?)\s?\+?[\s-]?(.+)")
 _R = r"(?![A-Za-z0-9_])"
 _SEG = r"[A-Za-z0-9_.@+-]+"
 
@@ -30,6 +68,8 @@ _IDENTIFIER = re.compile(
             r"(?P<url>https?://[^\s<>\"'`()\[\]{}、。「」（）]+)",
             _L + rf"(?P<path>(?:~|\.{{1,2}})?/?(?:{_SEG}/)+{_SEG})" + _R,
             _L + r"(?P<ticket>[A-Z][A-Z0-9]{1,9}-\d+(?:-\d+)*)" + _R,
+            # 5秒, 5 seconds, 5-second, 5s, 1.5 GiB, 12月: one term whatever the spelling.
+            r"(?<![A-Za-z0-9_.,/月])(?P<quantity>" + _QUANTITY + ")",
             _L + r"(?P<version>v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?)" + _R,
             _L
             + r"(?P<beads>[a-z][a-z0-9]{0,15}(?:-[a-z0-9]+)*-(?=[a-z]*\d)[0-9a-z]{3,8}(?:\.\d+)*)"
@@ -88,6 +128,8 @@ IDENTIFIER_KINDS = {
     "camel",
     "alnum",
     "number",
+    "quantity",
+    "month",
 }
 
 
@@ -174,6 +216,8 @@ def _identifier_terms(
         group = match.lastgroup or "word"
         text = match.group(group)
         start = match.start()
+        if group == "quantity" and text.endswith("月"):
+            group = "month"  # a date, not an amount: the gate weighs them differently
         if group == "beads_upper":
             group, text = "beads", text.lower()
         elif group == "ticket" and text.split("-", 1)[0] in STANDARD_NAMES:
@@ -215,6 +259,12 @@ def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
         parts = [p for p in pieces if len(p) >= 4]
     elif group == "dotted" and _EXTENSION.search(text):
         parts = [_EXTENSION.sub("", text)]
+    elif group == "quantity":
+        # The unit stays a word of the text: "dies a few seconds after" still meets
+        # "exits 10 seconds after its parent".
+        unit = _QUANTITY_PARTS.fullmatch(text)
+        parts = [unit.group(2).lower()] if unit and unit.group(2).isalpha() else []
+        parts = [p for p in parts if p.isascii()]
     unique = []
     for part in parts:
         if len(part) >= 3 and part != text and part not in unique:
@@ -298,11 +348,57 @@ def term_key(text: str) -> str:
     (`coupons` meets `coupon`). Identifiers, numbers and Japanese stay as they are: `PAY-1234`
     must never meet `PAY-12`, and a stemmer knows nothing about `在庫同期`."""
     key = text.casefold()
+    if key[:1].isdigit():
+        return quantity_key(text) or key
     if _PLAIN_WORD.fullmatch(key):
+        if key in _MONTH_KEYS:
+            return _MONTH_KEYS[key]
         from .stemming import stem
 
         return stem(key)
     return key
+
+
+_MONTH_KEYS = {name: f"month{n}" for n, name in enumerate(MONTH_NAMES, 1) if name != "_"}
+
+
+def quantity_key(text: str) -> str | None:
+    """`5 Seconds`, `5秒`, `5-second` → `5s`; `12月` → `month12`; None for anything else."""
+    if text.endswith("月") and text[:-1].isdigit():
+        return f"month{int(text[:-1])}"
+    parts = _QUANTITY_PARTS.fullmatch(text)
+    if parts is None:
+        return None
+    unit = parts.group(2) if len(parts.group(2)) == 1 else parts.group(2).casefold()
+    if unit not in _UNIT_OF:
+        return None
+    number = parts.group(1).replace(",", "")
+    number = number.rstrip("0").rstrip(".") if "." in number else str(int(number))
+    return number + _UNIT_OF[unit]
+
+
+def quantity_forms(text: str) -> list[str]:
+    """Every spelling of a quantity or a month (`5秒` → 5s, 5 seconds, 5-second …), for
+    finding the lines that hold it; [] for anything else."""
+    key = _MONTH_KEYS.get(text.casefold()) or (quantity_key(text) if text[:1].isdigit() else None)
+    if key is None:
+        return []
+    if key.startswith("month"):
+        n = int(key[5:])
+        name = MONTH_NAMES[n - 1]
+        return list(dict.fromkeys([text, f"{n}月"] + ([] if name == "_" else [name])))
+    parts = re.fullmatch(r"([\d.]+)([a-z]+)", key)
+    if parts is None or parts.group(2) not in QUANTITY_UNITS:
+        return [key]
+    number, unit = parts.groups()
+    forms = [text, key]
+    for spelling in QUANTITY_UNITS[unit]:
+        if not spelling.isascii():
+            forms.append(number + spelling)
+        elif len(spelling) > 1:
+            forms.append(f"{number} {spelling}")
+            forms.append(f"{number}-{spelling}" if len(spelling) >= 4 else number + spelling)
+    return list(dict.fromkeys(forms))
 
 
 def index_terms(text: str, analyzer: Analyzer) -> list[str]:

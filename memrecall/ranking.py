@@ -34,6 +34,8 @@ KIND_WEIGHTS = {
     "version": 1.5,
     "alnum": 1.2,
     "number": 1.0,
+    "quantity": 1.0,
+    "month": 1.0,
     "proper_noun": 1.5,
     "compound": 1.5,
     "noun": 1.0,

@@ -63,6 +63,8 @@ _PRIORITY = {
     "version": 4,
     "alnum": 4,
     "number": 4,
+    "quantity": 4,
+    "month": 4,
     "word": 5,
     "part": 6,
 }

@@ -18,7 +18,7 @@ from typing import Any, Iterable
 from . import ranking
 from .config import Settings
 from .glossary import glossary_files, load_synonyms, predicate_forms
-from .keywords import Keyword
+from .keywords import Keyword, quantity_forms
 from .redact import redact_fast
 from .stores.base import Document, Store, read_lines
 from .stores.rules import rules_for
@@ -167,7 +167,12 @@ def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> li
     seen: set[str] = set()
     for keyword in keywords:
         # A predicate is found in any of its conjugations, and so is a synonym that is one.
-        own = predicate_forms(keyword.text) if keyword.kind == "predicate" else [keyword.text]
+        # A quantity or a month in each of its spellings (5秒, 5 seconds, 5s; 12月, December).
+        own = (
+            predicate_forms(keyword.text)
+            if keyword.kind == "predicate"
+            else quantity_forms(keyword.text) or [keyword.text]
+        )
         texts = [(form, False) for form in own]
         for word in sorted(synonyms.get(keyword.key, ())):
             if word.casefold() != keyword.key:
@@ -355,6 +360,11 @@ class _Scorer:
         self.total_weight = (
             sum(ranking.kind_weight(k.subkind) for k in self.tops if k.kind != "predicate") or 1.0
         )
+        # How a keyword may be spelt in a title: `5秒` as "5 seconds", December as 12月.
+        self.head_forms = {
+            k.key: [form.casefold() for form in quantity_forms(k.text)] or [k.key]
+            for k in keywords
+        }
 
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
         doc = cand.doc
@@ -379,7 +389,9 @@ class _Scorer:
             value = credit * weight * rarity
             if key in cand.tf:
                 value *= ranking.tf_factor(cand.tf[key])
-            in_head = with_fields and key in doc.heading_text
+            in_head = with_fields and any(
+                form in doc.heading_text for form in self.head_forms.get(key, (key,))
+            )
             if in_head:
                 value *= ranking.FIELD_BOOST
             if credit == 1.0 and rules_for(doc.store).is_own_id(doc.ref, key):
@@ -763,9 +775,9 @@ def _search_index(
         credit = ranking.SYNONYM_CREDIT if pattern.synonym else 1.0
         if by is not None and by.kind == "part":
             credit *= ranking.PART_CREDIT
-        terms.append(
-            QueryTerm(pattern.text, term_key(pattern.text), weight * credit, has_cjk(pattern.text))
-        )
+        term = term_key(pattern.text)
+        # On the index form: `5秒` is the plain term `5s`, not a bigram of Japanese text.
+        terms.append(QueryTerm(pattern.text, term, weight * credit, has_cjk(term)))
     try:
         answer = reader.query(terms, INDEX_CANDIDATES, set(only) if only else None)
     except (KeyboardInterrupt, SystemExit):
@@ -865,11 +877,11 @@ def _distinct_index_patterns(patterns: list[Pattern]) -> list[Pattern]:
         form = term_key(pattern.text)
         if (pattern.keyword, form) in seen:
             continue
-        if pattern.synonym and has_cjk(pattern.text):
+        if pattern.synonym and has_cjk(form):
             if any(shorter in form for shorter in cjk_by_keyword.get(pattern.keyword, ())):
                 continue
         seen.add((pattern.keyword, form))
-        if has_cjk(pattern.text):
+        if has_cjk(form):
             cjk_by_keyword.setdefault(pattern.keyword, []).append(form)
         kept.append(pattern)
     return kept
