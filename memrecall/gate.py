@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 _CUE_JA = re.compile(
     r"前に|この前|こないだ|先日|先週|先月|昔|っけ|だったよね|たよね|てたよね|したよね|"
     # "〜た件" is any past event ("上書きしちゃった件"); "何だった" asks what it was.
-    r"(?:の|た)件(?![数名目])|(?:何|なん)だった|どうなった|どうした|結局|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
+    r"(?:の|た)件(?![数名目])|(?:何|なん)だった|どうなった|どうした|結局|"
+    # "どう直した?" asks how a past problem was solved.
+    r"どう(?:やって)?(?:直し|解決し|対処し|対応し|回避し|修正し|片付け)た|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
     r"あの(?:件|時|とき|バグ|エラー|メモ|話)|例の"
 )
 _CUE_EN = re.compile(
@@ -84,7 +86,8 @@ _ORDER_EN = re.compile(
     r"download|copy|scaffold|bootstrap|initiali[sz]e|seed|populate|insert|style|center|"
     r"align|resize|locali[sz]e|switch|pull|combine|guard|debug|investigate|look into|"
     r"suggest|propose|walk me through|centrali[sz]e|unify|standardi[sz]e|enforce|require|"
-    r"make sure|keep|stop|find out|find|figure out|track down)\b",
+    r"make sure|keep|stop|find out|find|figure out|track down|turn|protect|"
+    r"synchroni[sz]e|harden)\b",
     re.IGNORECASE,
 )
 # A request anywhere in the prompt: "build_report is slow on big inputs, can you profile it".
@@ -213,8 +216,8 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
             found.add(key)
         elif stem and (stem in vocabulary or term_key(stem) in vocabulary):
             found.add(key)  # config.py, utils.go, src/index.ts: every project has one
-        elif keyword.subkind in ("number", "quantity"):
-            found.add(key)  # 200, 401, 30 seconds, 1 GB: status codes, sizes, counts, limits
+        elif keyword.subkind == "number":
+            found.add(key)  # 200, 401, 100: status codes, sizes, counts
         elif keyword.subkind == "code" and _words_all_in(key, vocabulary):
             found.add(key)  # `git merge`, `docker compose up`: everyday commands
         elif (
@@ -272,10 +275,10 @@ def judge(
     from .ranking import DISTINCTIVE_MAX_DF, DISTINCTIVE_SUBKINDS
 
     specific = [e for e in hit.evidence if e.keyword.casefold() not in generic]
-    if shape == "cue":
-        # A duration or size (5秒, 30 days) recalls the incident it measured when the user
-        # asks about the past; in a work order it is the value the new code will use.
-        specific += [e for e in hit.evidence if e.subkind == "quantity"]
+    if shape in ("code", "wish"):
+        # A duration or size in a work order ("make the timeout 30 seconds") is the value the
+        # new code will use; told as a symptom or asked about (5秒で落ちる) it is the incident's.
+        specific = [e for e in specific if e.subkind != "quantity"]
     if shape == "cue" and specific:
         # A symptom in a verb or adjective (固まる, 遅い) backs a memory the user asks to recall
         # that matched on a topic too; alone it is every project's, and everyday.

@@ -263,8 +263,8 @@ def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
         # The unit stays a word of the text: "dies a few seconds after" still meets
         # "exits 10 seconds after its parent".
         unit = _QUANTITY_PARTS.fullmatch(text)
-        parts = [unit.group(2).lower()] if unit and unit.group(2).isalpha() else []
-        parts = [p for p in parts if p.isascii()]
+        word = unit.group(2).lower() if unit else ""
+        parts = [word] if word.isascii() and word.isalpha() and len(word) >= 4 else []
     unique = []
     for part in parts:
         if len(part) >= 3 and part != text and part not in unique:
