@@ -272,6 +272,19 @@ def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
     return [Term(p, "part", start, i + 1) for i, p in enumerate(unique)]
 
 
+_JAPANESE_CHAR = re.compile(r"[\u3041-\u30ff\u3400-\u9fff]")
+
+
+def _name_in_japanese(text: str, term: Term) -> bool:
+    """A capitalised two-letter word next to Japanese is a name (`Go のサービス`, `Vue で`);
+    in English prose it starts a sentence ("Go to the page")."""
+    if len(term.text) != 2 or not term.text.istitle():
+        return False
+    after = text[term.start + 2 : term.start + 4].lstrip(" ")
+    before = text[max(0, term.start - 2) : term.start].rstrip(" ")
+    return bool(_JAPANESE_CHAR.match(after[:1]) or _JAPANESE_CHAR.match(before[-1:]))
+
+
 def _public_kind(term_kind: str) -> tuple[str, str]:
     if term_kind in IDENTIFIER_KINDS:
         return "identifier", term_kind
@@ -310,6 +323,9 @@ def extract(
         for t in english
         if len(t.text) >= 3 or (t.text.isupper() and len(t.text) >= 2) or t.text in SHORT_COMMANDS
     ]
+    # Kept even when the word is a stopword: `Go のサービス` is the language, not the verb.
+    names = {t.start for t in english if _name_in_japanese(text, t)}
+    words += [Term(t.text, "word", t.start) for t in english if t.start in names]
     japanese = analyzer.analyze(masked) if masked.strip("\u3000 \n\t") else []
     # Same floor for every backend, `command:` programs included: no blanks, single kana, numerals.
     japanese = [t for t in japanese if not is_junk(t.text)]
@@ -325,7 +341,7 @@ def extract(
         if term.kind == "word" and not surface.isupper():
             surface = surface.lower()
         key = surface.casefold()
-        if not surface or key in seen or key in stopwords:
+        if not surface or key in seen or (key in stopwords and term.start not in names):
             continue
         seen.add(key)
         kind, subkind = _public_kind(term.kind)

@@ -362,3 +362,13 @@ def test_real_text_identifiers_survive_whole(
             if not any(ident.casefold() in k for k in got):
                 broken.append((ident, line[:80]))
     assert broken == []
+
+
+def test_a_two_letter_name_beside_japanese_is_a_keyword(
+    analyzer: Analyzer, shipped: set[str]
+) -> None:
+    # `go` is a stopword (the verb) and two letters are prose, but `Go の`/`はGoで` is the language.
+    assert "go" in texts("Go のサービスが CPU を食う", analyzer, shipped)
+    assert "go" in texts("これはGoで書いた", analyzer, shipped)
+    assert "go" not in texts("Go to the page and reload it", analyzer, shipped)
+    assert "go" not in texts("テストを go run で回す", analyzer, shipped)
