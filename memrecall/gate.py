@@ -243,7 +243,13 @@ def evidence_strength(evidence: list[Evidence], pasted: AbstractSet[str] = froze
     return sum(
         e.credit
         * e.rarity
-        * (HEAD_WEIGHT if e.head else ENGLISH_WORD_WEIGHT if e.subkind == "word" else 1.0)
+        * (
+            HEAD_WEIGHT
+            if e.head
+            else ENGLISH_WORD_WEIGHT
+            if e.subkind in ("word", "phrase")
+            else 1.0
+        )
         * (PASTED_WEIGHT if e.keyword.casefold() in pasted else 1.0)
         * (PREDICATE_WEIGHT if e.subkind == "predicate" else 1.0)
         for e in evidence

@@ -285,6 +285,46 @@ def _name_in_japanese(text: str, term: Term) -> bool:
     return bool(_JAPANESE_CHAR.match(after[:1]) or _JAPANESE_CHAR.match(before[-1:]))
 
 
+# Inflections a two-word glossary phrase may be typed with ("logged out", "rolling back",
+# "race conditions"): a stemmer would cost the prompt path an import; these suffice.
+_VERB_ENDINGS = (("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("s", ""))
+
+
+def _base_forms(word: str, endings: tuple[tuple[str, str], ...]) -> list[str]:
+    forms = [word]
+    for ending, restore in endings:
+        if word.endswith(ending) and len(word) - len(ending) >= 2:
+            base = word[: -len(ending)] + restore
+            forms.append(base)
+            if not restore and len(base) >= 3 and base[-1] == base[-2]:
+                forms.append(base[:-1])  # logged → logg → log
+    return list(dict.fromkeys(forms))
+
+
+def _phrase_terms(
+    text: str, english: list[Term], known_phrases: Callable[[set[str]], set[str]]
+) -> list[tuple[Term, Term, str]]:
+    """Two adjacent English words that the glossary lists as one entry ("log out", "race
+    condition", "dead letter"), in the glossary's own spelling: (first, second, phrase)."""
+    pairs = []
+    for first, second in zip(english, english[1:]):
+        gap = text[first.start + len(first.text) : second.start]
+        if gap != " " and gap != "-":
+            continue
+        heads = _base_forms(first.text.lower(), _VERB_ENDINGS)
+        tails = _base_forms(second.text.lower(), (("s", ""), ("es", "")))
+        pairs.append((first, second, [f"{h} {t}" for h in heads for t in tails]))
+    if not pairs:
+        return []
+    known = known_phrases({c for _, _, candidates in pairs for c in candidates})
+    found = []
+    for first, second, candidates in pairs:
+        phrase = next((c for c in candidates if c in known), None)
+        if phrase is not None:
+            found.append((first, second, phrase))
+    return found
+
+
 def _public_kind(term_kind: str) -> tuple[str, str]:
     if term_kind in IDENTIFIER_KINDS:
         return "identifier", term_kind
@@ -307,11 +347,14 @@ def extract(
     limit: int | None = None,
     id_prefixes: frozenset[str] = frozenset(),
     known_predicates: Callable[[set[str]], set[str]] | None = None,
+    known_phrases: Callable[[set[str]], set[str]] | None = None,
 ) -> list[Keyword]:
     """Keywords in order of first appearance, without duplicates or stopwords.
     `id_prefixes`: the beads projects' id prefixes (`bd`), so `bd-1` is an id, not a word.
     `known_predicates`: which verbs and adjectives (dictionary forms) to keep — those the
-    glossary can turn into other words (`固まる` → hang, stuck); none without it."""
+    glossary can turn into other words (`固まる` → hang, stuck); none without it.
+    `known_phrases`: which two-word phrases the glossary lists ("log out" → ログアウト); a
+    phrase found is a keyword, and its words become its pieces."""
     text = unicodedata.normalize("NFKC", _encodable(prompt))
     # Typographic apostrophes (phones, word processors): `didn’t` is `didn't`, not `didn`.
     text = text.replace("\u2019", "'").replace("\u2018", "'")
@@ -326,6 +369,11 @@ def extract(
     # Kept even when the word is a stopword: `Go のサービス` is the language, not the verb.
     names = {t.start for t in english if _name_in_japanese(text, t)}
     words += [Term(t.text, "word", t.start) for t in english if t.start in names]
+    if known_phrases is not None and len(english) >= 2:
+        phrases = _phrase_terms(text, english, known_phrases)
+        inside = {t.start for first, second, _ in phrases for t in (first, second)}
+        words = [Term(t.text, "part", t.start, 1) if t.start in inside else t for t in words]
+        words += [Term(phrase, "phrase", first.start) for first, _, phrase in phrases]
     japanese = analyzer.analyze(masked) if masked.strip("\u3000 \n\t") else []
     # Same floor for every backend, `command:` programs included: no blanks, single kana, numerals.
     japanese = [t for t in japanese if not is_junk(t.text)]
@@ -338,7 +386,7 @@ def extract(
     keywords: list[Keyword] = []
     for term in terms:
         surface = term.text.strip()
-        if term.kind == "word" and not surface.isupper():
+        if term.kind in ("word", "part") and surface.isascii() and not surface.isupper():
             surface = surface.lower()
         key = surface.casefold()
         if not surface or key in seen or (key in stopwords and term.start not in names):

@@ -41,6 +41,9 @@ KIND_WEIGHTS = {
     "noun": 1.0,
     "external": 1.0,
     "word": 0.8,
+    # Two English words the glossary lists as one entry ("race condition", "log out"): a
+    # word's weight, since what it adds is the glossary's other words for it (ログアウト).
+    "phrase": 0.8,
     "part": 0.5,
     # A verb or adjective the glossary knows (`固まる`): it ranks, never makes a memory fire
     # (the gate counts it as everyday) and is left out of coverage.

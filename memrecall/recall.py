@@ -65,6 +65,7 @@ _PRIORITY = {
     "number": 4,
     "quantity": 4,
     "month": 4,
+    "phrase": 3,
     "word": 5,
     "part": 6,
 }

@@ -362,8 +362,7 @@ class _Scorer:
         )
         # How a keyword may be spelt in a title: `5秒` as "5 seconds", December as 12月.
         self.head_forms = {
-            k.key: [form.casefold() for form in quantity_forms(k.text)] or [k.key]
-            for k in keywords
+            k.key: [form.casefold() for form in quantity_forms(k.text)] or [k.key] for k in keywords
         }
 
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
@@ -767,7 +766,7 @@ def _search_index(
         names = ", ".join(sorted(str(path) for _, path in reader.missing_roots))[:300]
         fall_back(f"store not indexed yet: {names}")
         return None
-    patterns = _distinct_index_patterns(patterns)
+    patterns = [p for p in _distinct_index_patterns(patterns) if not _phrasal_verb(p.text)]
     terms = []
     for pattern in patterns:
         by = scorer.by_key.get(pattern.keyword)
@@ -860,6 +859,21 @@ def _search_index(
         outcome.refresh_started = maybe_start_refresh(settings, "indexed file changed or gone")
     outcome.mark("lines", mark)
     return hits
+
+
+# The index keeps no word positions: a phrase is found as its words anywhere in a document.
+# "dependency cycle" so is a fair clue; "log out" or "time out" is any text with `out` in it.
+_PARTICLES = frozenset("out up in on off back down over away into through".split())
+
+
+def _phrasal_verb(text: str) -> bool:
+    words = text.casefold().split()
+    return (
+        len(words) == 2
+        and text.isascii()
+        and all(w.isalpha() for w in words)
+        and any(w in _PARTICLES for w in words)
+    )
 
 
 def _distinct_index_patterns(patterns: list[Pattern]) -> list[Pattern]:

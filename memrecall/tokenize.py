@@ -35,6 +35,7 @@ def tokenize_text(
         effective_stopwords(settings),
         id_prefixes=id_prefixes(settings.beads),
         known_predicates=known_predicates,
+        known_phrases=known_predicates,  # the same question: which the glossary lists whole
     )
     return keywords, notes
 
