@@ -50,6 +50,11 @@ def test_different_amounts_never_meet(one: str, other: str) -> None:
     assert term_key(one) != term_key(other)
 
 
+def test_may_and_march_are_verbs_first() -> None:
+    assert quantity_forms("may") == [] and quantity_forms("March") == []
+    assert term_key("may") != term_key("5月")
+
+
 def test_a_capital_letter_is_no_unit() -> None:
     # 5M rows, 3D secure, 2H: a one-letter unit counts in lower case only.
     assert term_key("5M") != term_key("5m")
