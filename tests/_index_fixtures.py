@@ -99,6 +99,42 @@ ISSUES: list[dict[str, Any]] = [
 ]
 
 
+def chores(count: int = 20) -> list[dict[str, Any]]:
+    """Open issues about nothing: enough documents that a word in one issue is rare."""
+    return [
+        {
+            "id": f"bd-x{n:03d}",
+            "title": f"Unrelated chore {n}",
+            "description": "Tidy the release notes.",
+            "status": "open",
+        }
+        for n in range(count)
+    ]
+
+
+def diary(vault: Path, count: int = 20) -> None:
+    """Notes about nothing, for the same reason."""
+    for n in range(count):
+        note(vault, f"note/雑記{n}.md", f"# 雑記{n}\n\n今日の作業メモ。\n")
+
+
+def searched(prompt: str, engine: str) -> Any:
+    """`memrecall search` on the configured stores with the index (built first) or ripgrep."""
+    from memrecall.config import load_settings
+    from memrecall.search import search
+    from memrecall.tokenize import tokenize_text
+
+    settings = load_settings()
+    if engine == "index":
+        from memrecall.index import refresh
+
+        refresh(settings)
+    keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
+    outcome = search(keywords, settings)
+    assert outcome.engine == engine
+    return outcome
+
+
 def build_stores(
     tmp_path: Path, home: Path, monkeypatch: Any, index: str = "manual"
 ) -> dict[str, Path]:

@@ -8,10 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _index_fixtures import export, note
+from _index_fixtures import chores, diary, export, note, searched
 
 from memrecall.config import load_settings
-from memrecall.search import search
 from memrecall.tokenize import tokenize_text
 
 
@@ -74,8 +73,7 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         "# ワーカーの競合状態\n\n二つのワーカーが同じ行を更新する。\n",
     )
     note(vault, "note/ワーカーの並列数.md", "# ワーカーの並列数\n\nワーカーは四つにした。\n")
-    for n in range(20):
-        note(vault, f"note/雑記{n}.md", f"# 雑記{n}\n\n今日の作業メモ。\n")
+    diary(vault)
     issues = [
         {
             "id": "bd-l0g1",
@@ -89,15 +87,7 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
             "description": "It stops after 30 seconds; see the log for the request that hung.",
             "status": "open",
         },
-    ] + [
-        {
-            "id": f"bd-x{n:03d}",
-            "title": f"Unrelated chore {n}",
-            "description": "Tidy the release notes.",
-            "status": "open",
-        }
-        for n in range(20)
-    ]
+    ] + chores()
     beads = export(tmp_path / "proj" / ".beads" / "issues.jsonl", issues).parent
     monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
     monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
@@ -106,14 +96,7 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def _search(prompt: str, engine: str) -> dict[str, list[str]]:
     """ref → the prompt keywords it matched, best first."""
-    settings = load_settings()
-    if engine == "index":
-        from memrecall.index import refresh
-
-        refresh(settings)
-    keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
-    outcome = search(keywords, settings)
-    assert outcome.engine == engine
+    outcome = searched(prompt, engine)
     return {hit.ref: [e.keyword for e in hit.evidence] for hit in outcome.hits}
 
 

@@ -7,13 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _index_fixtures import export, note
+from _index_fixtures import chores, diary, export, note, searched
 
 from memrecall.config import load_settings
 from memrecall.gate import generic_keys
 from memrecall.glossary import is_predicate, predicate_forms
 from memrecall.keywords import index_terms
-from memrecall.search import search
 from memrecall.tokenize import tokenize_text
 from memrecall.tokenizers import resolve
 
@@ -116,8 +115,7 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     note(
         vault, "note/テスト実行の並列化.md", "# テスト実行の並列化\n\nテスト実行を四並列にした。\n"
     )
-    for n in range(20):
-        note(vault, f"note/雑記{n}.md", f"# 雑記{n}\n\n今日の作業メモ。\n")
+    diary(vault)
     issues = [
         {
             "id": "bd-h4ng",
@@ -125,15 +123,7 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
             "description": "The runner gets stuck waiting for the lock.",
             "status": "closed",
         }
-    ] + [
-        {
-            "id": f"bd-x{n:03d}",
-            "title": f"Unrelated chore {n}",
-            "description": "Tidy the release notes.",
-            "status": "open",
-        }
-        for n in range(20)
-    ]
+    ] + chores()
     beads = export(tmp_path / "proj" / ".beads" / "issues.jsonl", issues).parent
     monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
     monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
@@ -142,14 +132,7 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 @pytest.mark.parametrize("engine", ["rg", "index"])
 def test_a_conjugated_verb_finds_the_note_and_the_english_issue(stores: Path, engine: str) -> None:
-    settings = load_settings()
-    if engine == "index":
-        from memrecall.index import refresh
-
-        refresh(settings)
-    keywords, _ = tokenize_text("テスト実行が固まった件", settings.tokenizer, settings)
-    outcome = search(keywords, settings)
-    assert outcome.engine == engine
+    outcome = searched("テスト実行が固まった件", engine)
     refs = [hit.ref for hit in outcome.hits]
     # The note that says the prompt's verb outranks the one sharing only the noun.
     assert refs.index("note/テスト実行が固まる問題.md") < refs.index("note/テスト実行の並列化.md")

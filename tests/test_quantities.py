@@ -8,13 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from _index_fixtures import export, note, summary
+from _index_fixtures import chores, diary, export, note, searched, summary
 
-from memrecall.config import load_settings
 from memrecall.gate import generic_keys, judge, prompt_shape
 from memrecall.keywords import index_terms, quantity_forms, term_key
-from memrecall.search import Evidence, Hit, search
-from memrecall.tokenize import tokenize_text
+from memrecall.search import Evidence, Hit
 from memrecall.tokenizers import resolve
 
 
@@ -105,21 +103,12 @@ def stores(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
             "description": "Export walks every issue twice.",
             "status": "open",
         },
-    ] + [
-        {
-            "id": f"bd-x{n:03d}",
-            "title": f"Unrelated chore {n}",
-            "description": "Tidy the release notes.",
-            "status": "open",
-        }
-        for n in range(20)
-    ]
+    ] + chores()
     beads = export(tmp_path / "proj" / ".beads" / "issues.jsonl", issues).parent
     vault = tmp_path / "vault"
     note(vault, "note/削除済みデータの保持.md", "# 削除済みデータの保持\n\nTTL は 30日 にした。\n")
     note(vault, "note/キャッシュの保持.md", "# キャッシュの保持\n\nTTL は 3日 にした。\n")
-    for n in range(20):
-        note(vault, f"note/雑記{n}.md", f"# 雑記{n}\n\n今日の作業メモ。\n")
+    diary(vault)
     summaries = tmp_path / "summaries"
     summary(summaries, "2026-12-01", "aaaa1111", "12月リリース前の確認作業", "12/3 の10:00。")
     summary(summaries, "2026-11-02", "bbbb2222", "11月リリースの振り返り", "11/5 だった。")
@@ -142,14 +131,7 @@ def stores(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_a_quantity_finds_its_memory_in_the_other_spelling(
     stores: Path, engine: str, prompt: str, answer: str, not_above: str | None
 ) -> None:
-    settings = load_settings()
-    if engine == "index":
-        from memrecall.index import refresh
-
-        refresh(settings)
-    keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
-    outcome = search(keywords, settings)
-    assert outcome.engine == engine
+    outcome = searched(prompt, engine)
     refs = [hit.ref for hit in outcome.hits]
     assert refs and refs[0] == answer, refs
     if not_above is not None and not_above in refs:
