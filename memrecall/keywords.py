@@ -272,6 +272,7 @@ def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
     return [Term(p, "part", start, i + 1) for i, p in enumerate(unique)]
 
 
+_ODD_HYPHEN = re.compile(r"(?<=[A-Za-z0-9])[\u2010-\u2015\u2212\u30fc\uff70](?=[A-Za-z0-9])")
 _JAPANESE_CHAR = re.compile(r"[\u3041-\u30ff\u3400-\u9fff]")
 
 
@@ -358,6 +359,9 @@ def extract(
     text = unicodedata.normalize("NFKC", _encodable(prompt))
     # Typographic apostrophes (phones, word processors): `didn’t` is `didn't`, not `didn`.
     text = text.replace("\u2019", "'").replace("\u2018", "'")
+    # A hyphen typed through a Japanese input method or pasted from a document (`bdーndyz`,
+    # `PAY‐1234`, `bd–12`) joins an id as `-` does.
+    text = _ODD_HYPHEN.sub("-", text)
     id_terms, masked = _identifier_terms(text, beads_id_pattern(id_prefixes))
     english = [t for t in id_terms if t.kind == "word"]
     id_terms = [t for t in id_terms if t.kind != "word"]

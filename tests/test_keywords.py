@@ -372,3 +372,16 @@ def test_a_two_letter_name_beside_japanese_is_a_keyword(
     assert "go" in texts("これはGoで書いた", analyzer, shipped)
     assert "go" not in texts("Go to the page and reload it", analyzer, shipped)
     assert "go" not in texts("テストを go run で回す", analyzer, shipped)
+
+
+@pytest.mark.parametrize(
+    "hyphen", ["\u2010", "\u2011", "\u2013", "\u2014", "\u2212", "\u30fc", "\uff0d", "\uff70"]
+)
+def test_an_id_typed_with_another_hyphen_is_the_same_id(
+    analyzer: Analyzer, shipped: set[str], hyphen: str
+) -> None:
+    # An input method or a word processor turns `-` into a look-alike: the id is still one.
+    got = texts(f"PAY{hyphen}1234 と bd{hyphen}a1b2 の件", analyzer, shipped)
+    assert "PAY-1234" in got and "bd-a1b2" in got, got
+    # Between Japanese letters the long-vowel mark stays a letter.
+    assert "コーヒー" in texts("コーヒーの件", analyzer, shipped)
