@@ -393,10 +393,18 @@ def advance(
     eligible = []
     skipped = 0
     verdicts: dict[str, str] = {}
+    repeated: set[str] = set()
     for hit in hits:
         if hit.key in injected:
-            skipped += 1
-            verdicts[hit.key] = "already injected in this session"
+            # Never injected twice; but the log says "already injected" only of a memory
+            # that would speak now: one matching a prompt on an everyday word is not repeated.
+            again = judge(hit, shape, generic, hit.score, threshold, 1, pasted)
+            if again.fire:
+                skipped += 1
+                repeated.add(hit.key)
+                verdicts[hit.key] = "already injected in this session"
+            else:
+                verdicts[hit.key] = again.reason
             continue
         entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
         acc = float(entry["acc"]) + hit.score
@@ -428,4 +436,4 @@ def advance(
         best = eligible[0].acc
         # Tag-alongs far below the best hit are noise, not memory.
         eligible = [h for h in eligible if h.exact_id or h.acc >= 0.5 * best][:max_hits]
-    return GateResult(eligible, top, skipped, bool(hits) and hits[0].key in injected)
+    return GateResult(eligible, top, skipped, bool(hits) and hits[0].key in repeated)

@@ -610,3 +610,14 @@ def test_a_name_in_pasted_code_does_not_speak_for_a_memory(stores: dict[str, Pat
     assert "sync_inventory_batch" in pasted.log["pasted"]
     assert "リトライ" not in pasted.log["pasted"]  # said in the prose too
     assert pasted.log["shape"] == "code"
+
+
+def test_a_memory_matched_only_on_everyday_words_is_not_called_already_injected(
+    stores: dict[str, Path],
+) -> None:
+    assert _recall("bd-a1b2 を見て", session="again").context
+    later = _recall("API のレスポンスを速くして", session="again")
+    assert later.context is None
+    # It would not speak now anyway: the log says why, not that it was injected before.
+    assert later.log["reason"] != "already injected in this session"
+    assert later.log["reason"].startswith("only everyday words matched")
