@@ -68,6 +68,7 @@ SETS = {
     "dev5": HERE / "recall_sets" / "dev5.json",
     "dev6": HERE / "recall_sets" / "dev6.json",
     "dev7": HERE / "recall_sets" / "dev7.json",
+    "dev8": HERE / "recall_sets" / "dev8.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -192,7 +193,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev7 | test | legacy (repeatable; default: dev)",
+        help="dev … dev8 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
