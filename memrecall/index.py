@@ -57,7 +57,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-SCHEMA_VERSION = 6  # 5: date_source; 6: quantities (5秒 = 5 seconds = 5s)
+SCHEMA_VERSION = 7  # 5: date_source; 6: quantities (5秒 = 5 seconds = 5s); 7: bd commands
 
 
 META_NAME = "memrecall.json"

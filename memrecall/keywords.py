@@ -96,6 +96,9 @@ _IDENTIFIER = re.compile(
                 r"|[A-Z]{2,}[a-z][A-Za-z0-9]*)"
             )
             + _R,
+            # beads' CLI is `bd` whatever prefix an export's ids carry: `bd sync`, `bd list`
+            # name one command, where `sync` and `list` alone are every project's words.
+            r"(?<![A-Za-z0-9_./-])(?P<command>bd [a-z][a-z-]{1,20}[a-z])(?![A-Za-z0-9_-])",
             _L + r"(?P<alnum>\d+[A-Za-z]+[A-Za-z0-9]*|[A-Za-z]+\d+[A-Za-z0-9]*)" + _R,
             _L + r"(?P<number>\d{3,})" + _R,
             _L + r"(?P<word>[A-Za-z][A-Za-z']*[A-Za-z]|[A-Z])" + _R,
@@ -130,6 +133,7 @@ IDENTIFIER_KINDS = {
     "number",
     "quantity",
     "month",
+    "command",
 }
 
 
@@ -247,6 +251,30 @@ def _identifier_terms(
     return terms, "".join(masked)
 
 
+# What follows `bd` in prose without being a subcommand: "every bd command", "the bd binary".
+_NOT_SUBCOMMANDS = frozenset(
+    "command commands subcommand subcommands process processes binary binaries executable "
+    "cli tool user users file files agent agents issue issues database repo repos".split()
+)
+
+
+def _commands_only(terms: list[Term], stopwords: set[str]) -> list[Term]:
+    """`bd <word>` where the word is prose (`bd command`, `bd is`) is that word, not a command."""
+    kept: list[Term] = []
+    prose: set[int] = set()
+    for term in terms:
+        if term.kind == "command":
+            word = term.text.split(" ", 1)[1]
+            if word in _NOT_SUBCOMMANDS or word in stopwords:
+                prose.add(term.start)
+                kept.append(Term(word, "word", term.start + 3))
+                continue
+        elif term.kind == "part" and term.start in prose:
+            continue
+        kept.append(term)
+    return kept
+
+
 def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
     parts: list[str] = []
     if group == "path":
@@ -259,6 +287,8 @@ def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
         parts = [p for p in pieces if len(p) >= 4]
     elif group == "dotted" and _EXTENSION.search(text):
         parts = [_EXTENSION.sub("", text)]
+    elif group == "command":
+        parts = [text.split(" ", 1)[1]]  # `sync` of `bd sync`: the word stays a word of the text
     elif group == "quantity":
         # The unit stays a word of the text: "dies a few seconds after" still meets
         # "exits 10 seconds after its parent".
@@ -267,7 +297,7 @@ def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
         parts = [word] if word.isascii() and word.isalpha() and len(word) >= 4 else []
     unique = []
     for part in parts:
-        if len(part) >= 3 and part != text and part not in unique:
+        if (len(part) >= 3 or group == "command") and part != text and part not in unique:
             unique.append(part)
     return [Term(p, "part", start, i + 1) for i, p in enumerate(unique)]
 
@@ -363,6 +393,7 @@ def extract(
     # `PAY‐1234`, `bd–12`) joins an id as `-` does.
     text = _ODD_HYPHEN.sub("-", text)
     id_terms, masked = _identifier_terms(text, beads_id_pattern(id_prefixes))
+    id_terms = _commands_only(id_terms, stopwords)
     english = [t for t in id_terms if t.kind == "word"]
     id_terms = [t for t in id_terms if t.kind != "word"]
     words = [
@@ -416,6 +447,8 @@ def term_key(text: str) -> str:
     (`coupons` meets `coupon`). Identifiers, numbers and Japanese stay as they are: `PAY-1234`
     must never meet `PAY-12`, and a stemmer knows nothing about `在庫同期`."""
     key = text.casefold()
+    if key.startswith("bd ") and _BD_COMMAND.fullmatch(key):
+        return key.replace(" ", ":")  # one index term; the index splits terms at spaces
     if key[:1].isdigit():
         return quantity_key(text) or key
     if _PLAIN_WORD.fullmatch(key):
@@ -427,6 +460,7 @@ def term_key(text: str) -> str:
     return key
 
 
+_BD_COMMAND = re.compile(r"bd [a-z][a-z-]{1,20}[a-z]")
 _MONTH_KEYS = {name: f"month{n}" for n, name in enumerate(MONTH_NAMES, 1) if name != "_"}
 
 

@@ -35,6 +35,8 @@ KIND_WEIGHTS = {
     "alnum": 1.2,
     "number": 1.0,
     "quantity": 1.0,
+    # A beads command (`bd sync`): a compound's weight.
+    "command": 1.5,
     "month": 1.0,
     "proper_noun": 1.5,
     "compound": 1.5,

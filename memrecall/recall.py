@@ -64,6 +64,7 @@ _PRIORITY = {
     "alnum": 4,
     "number": 4,
     "quantity": 4,
+    "command": 2,
     "month": 4,
     "phrase": 3,
     "word": 5,
