@@ -21,8 +21,10 @@ MAX_SYNONYM_GROUP = 16
 # Endings of a Japanese predicate's dictionary form: the u-row of verbs, `い` of adjectives.
 _PREDICATE_END = "うくぐすつぬぶむるい"
 _PREDICATE_SHAPE = re.compile(
-    r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3041-\u3096]+" f"[{_PREDICATE_END}]$"
+    r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3041-\u3096\u30a1-\u30fa\u30fc]+"
+    f"[{_PREDICATE_END}]$"
 )
+_KATAKANA_STEM = re.compile(r"^[\u30a1-\u30fa\u30fc]+$")
 _HAS_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005]")
 # A godan verb's ending → its a-row and i-row kana and its euphonic (音便) stem ending.
 _GODAN = {
@@ -155,9 +157,11 @@ def _edge(text: str, at: int, step: int) -> bool:
 
 def is_predicate(word: str) -> bool:
     """Whether a glossary word is a Japanese verb or adjective in dictionary form (`固まる`,
-    `遅い`, `動作が重い`, `ずれる`): kanji and hiragana, ending in a verb's u-row kana or `い`;
-    kana alone only from three characters (`ずれる`, not `ない`)."""
+    `遅い`, `動作が重い`, `ずれる`, `コケる`): kanji and kana, ending in a verb's u-row hiragana
+    or `い`; kana alone only from three characters (`ずれる`, not `ない`)."""
     shaped = bool(_PREDICATE_SHAPE.match(word))
+    if shaped and word.endswith("する") and _KATAKANA_STEM.match(word[:-2]):
+        return False  # フリーズする: a loanword noun and する, which analysers split
     return shaped and (len(word) >= 3 or bool(_HAS_KANJI.search(word)))
 
 

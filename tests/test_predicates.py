@@ -50,7 +50,7 @@ def test_a_one_kanji_stem_finds_its_forms_but_not_other_words(
     assert not any(form in unrelated for form in forms)
 
 
-@pytest.mark.parametrize("word", ["固まる", "遅い", "動作が重い", "ずれる", "待たす"])
+@pytest.mark.parametrize("word", ["固まる", "遅い", "動作が重い", "ずれる", "待たす", "コケる"])
 def test_dictionary_forms_are_predicates(word: str) -> None:
     assert is_predicate(word)
 
@@ -162,3 +162,11 @@ def test_contractions_with_either_apostrophe_are_no_keywords(
 ) -> None:
     texts = {text.casefold() for text, _ in _keywords(prompt)}
     assert texts == {"export"} | ({"run"} if "run" in prompt else set())
+
+
+def test_a_katakana_verb_is_found_in_its_forms(glossary_home: Path) -> None:
+    # Developer slang (テストがコケた: the test failed) is written in katakana.
+    assert ("コケる", "predicate") in _keywords("夜中にジョブがコケても誰も気づかない")
+    forms = predicate_forms("コケる")
+    assert any(form in "ビルドがコケた" for form in forms)
+    assert not any(form in "コケコッコー" for form in forms)
