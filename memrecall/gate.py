@@ -397,8 +397,12 @@ def advance(
     for hit in hits:
         if hit.key in injected:
             # Never injected twice; but the log says "already injected" only of a memory
-            # that would speak now: one matching a prompt on an everyday word is not repeated.
-            again = judge(hit, shape, generic, hit.score, threshold, 1, pasted)
+            # that would speak now (its session score and turns counted as for any other):
+            # one matching a prompt on an everyday word is not a repeat.
+            entry = scores.get(hit.key, {})
+            seen = len(set(entry.get("turns", [])[-5:]) | {turn})
+            acc = float(entry.get("acc", 0.0)) + hit.score
+            again = judge(hit, shape, generic, acc, threshold, seen, pasted)
             if again.fire:
                 skipped += 1
                 repeated.add(hit.key)

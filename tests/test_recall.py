@@ -311,6 +311,9 @@ def test_one_keyword_in_a_work_order_does_not_fire_at_once_but_a_recurring_topic
         _recall(p, session="topic") for p in ("在庫同期のリトライを足して", "在庫同期の件、続き")
     ]
     assert any(r.context and "在庫同期のバグ" in r.context for r in fired)
+    # Once injected through the session's score, the topic coming back again is a repeat.
+    again = _recall("在庫同期のログを増やして", session="topic")
+    assert again.context is None and again.log["reason"] == "already injected in this session"
 
 
 def test_memory_is_not_injected_twice_in_one_session(stores: dict[str, Path]) -> None:
