@@ -395,27 +395,24 @@ def advance(
     verdicts: dict[str, str] = {}
     repeated: set[str] = set()
     for hit in hits:
+        entry = scores.get(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
+        acc = float(entry["acc"]) + hit.score
+        turns = sorted(set(entry.get("turns", [])[-5:]) | {turn})
+        verdict = judge(hit, shape, generic, acc, threshold, len(turns), pasted)
         if hit.key in injected:
-            # Never injected twice; but the log says "already injected" only of a memory
-            # that would speak now (its session score and turns counted as for any other):
-            # one matching a prompt on an everyday word is not a repeat.
-            entry = scores.get(hit.key, {})
-            seen = len(set(entry.get("turns", [])[-5:]) | {turn})
-            acc = float(entry.get("acc", 0.0)) + hit.score
-            again = judge(hit, shape, generic, acc, threshold, seen, pasted)
-            if again.fire:
+            # Never injected twice, and its score is left as it was; but the log says
+            # "already injected" only of a memory that would speak now: one matching a
+            # prompt on an everyday word is not a repeat.
+            if verdict.fire:
                 skipped += 1
                 repeated.add(hit.key)
                 verdicts[hit.key] = "already injected in this session"
             else:
-                verdicts[hit.key] = again.reason
+                verdicts[hit.key] = verdict.reason
             continue
-        entry = scores.setdefault(hit.key, {"acc": 0.0, "turns": [], "keywords": []})
-        acc = float(entry["acc"]) + hit.score
-        turns = sorted(set(entry.get("turns", [])[-5:]) | {turn})
+        scores[hit.key] = entry
         keywords = set(entry.get("keywords", [])) | set(hit.topics or hit.matched)
         entry.update(acc=acc, turns=turns, keywords=sorted(keywords)[:20])
-        verdict = judge(hit, shape, generic, acc, threshold, len(turns), pasted)
         hit.acc = max(acc, threshold) if verdict.fire and hit.distinctive else acc
         hit.why = f"{hit.key}: {verdict.reason}"
         verdicts[hit.key] = verdict.reason

@@ -55,6 +55,7 @@ _QUANTITY = (
     rf"|\+?(?:(?i:{_ASCII_WORDS})|{_LETTERS})(?![A-Za-z0-9_])"
     rf"|\+?[\s-](?i:{_ASCII_WORDS})(?![A-Za-z0-9_]))"
 )
+_BD_COMMAND_TEXT = r"bd [a-z][a-z-]{1,20}[a-z]"
 _QUANTITY_PARTS = re.compile(r"([\d,]+(?:\.\d+)?)\s?\+?[\s-]?(.+)")
 _R = r"(?![A-Za-z0-9_])"
 _SEG = r"[A-Za-z0-9_.@+-]+"
@@ -98,7 +99,7 @@ _IDENTIFIER = re.compile(
             + _R,
             # beads' CLI is `bd` whatever prefix an export's ids carry: `bd sync`, `bd list`
             # name one command, where `sync` and `list` alone are every project's words.
-            r"(?<![A-Za-z0-9_./-])(?P<command>bd [a-z][a-z-]{1,20}[a-z])(?![A-Za-z0-9_-])",
+            r"(?<![A-Za-z0-9_./-])(?P<command>" + _BD_COMMAND_TEXT + r")(?![A-Za-z0-9_-])",
             _L + r"(?P<alnum>\d+[A-Za-z]+[A-Za-z0-9]*|[A-Za-z]+\d+[A-Za-z0-9]*)" + _R,
             _L + r"(?P<number>\d{3,})" + _R,
             _L + r"(?P<word>[A-Za-z][A-Za-z']*[A-Za-z]|[A-Z])" + _R,
@@ -449,26 +450,28 @@ def term_key(text: str) -> str:
     key = text.casefold()
     if key.startswith("bd ") and _BD_COMMAND.fullmatch(key):
         return key.replace(" ", ":")  # one index term; the index splits terms at spaces
-    if key[:1].isdigit():
-        return quantity_key(text) or key
+    if key[:1].isdigit() or key in _MONTH_KEYS:
+        return _amount_key(text) or key
     if _PLAIN_WORD.fullmatch(key):
-        if key in _MONTH_KEYS:
-            return _MONTH_KEYS[key]
         from .stemming import stem
 
         return stem(key)
     return key
 
 
-_BD_COMMAND = re.compile(r"bd [a-z][a-z-]{1,20}[a-z]")
+_BD_COMMAND = re.compile(_BD_COMMAND_TEXT)
 _MONTH_KEYS = {name: f"month{n}" for n, name in enumerate(MONTH_NAMES, 1) if name != "_"}
 
 
-def quantity_key(text: str) -> str | None:
-    """`5 Seconds`, `5秒`, `5-second` → `5s`; `12月` → `month12`; None for anything else."""
+def _amount(text: str) -> tuple[str, str] | None:
+    """(number, canonical unit) of a quantity (`5 Seconds` → ("5", "s")), a month as
+    (number, "month") (`12月`, `December` → ("12", "month")); None for anything else."""
+    month = _MONTH_KEYS.get(text.casefold())
+    if month is not None:
+        return month[5:], "month"
     if text.endswith("月") and text[:-1].isdigit():
-        return f"month{int(text[:-1])}"
-    parts = _QUANTITY_PARTS.fullmatch(text)
+        return str(int(text[:-1])), "month"
+    parts = _QUANTITY_PARTS.fullmatch(text) if text[:1].isdigit() else None
     if parts is None:
         return None
     unit = parts.group(2) if len(parts.group(2)) == 1 else parts.group(2).casefold()
@@ -476,24 +479,29 @@ def quantity_key(text: str) -> str | None:
         return None
     number = parts.group(1).replace(",", "")
     number = number.rstrip("0").rstrip(".") if "." in number else str(int(number))
-    return number + _UNIT_OF[unit]
+    return number, _UNIT_OF[unit]
+
+
+def _amount_key(text: str) -> str | None:
+    """The index term of an amount: `5s`, `month12`."""
+    amount = _amount(text)
+    if amount is None:
+        return None
+    number, unit = amount
+    return f"month{number}" if unit == "month" else number + unit
 
 
 def quantity_forms(text: str) -> list[str]:
     """Every spelling of a quantity or a month (`5秒` → 5s, 5 seconds, 5-second …), for
     finding the lines that hold it; [] for anything else."""
-    key = _MONTH_KEYS.get(text.casefold()) or (quantity_key(text) if text[:1].isdigit() else None)
-    if key is None:
+    amount = _amount(text)
+    if amount is None:
         return []
-    if key.startswith("month"):
-        n = int(key[5:])
-        name = MONTH_NAMES[n - 1]
-        return list(dict.fromkeys([text, f"{n}月"] + ([] if name == "_" else [name])))
-    parts = re.fullmatch(r"([\d.]+)([a-z]+)", key)
-    if parts is None or parts.group(2) not in QUANTITY_UNITS:
-        return [key]
-    number, unit = parts.groups()
-    forms = [text, key]
+    number, unit = amount
+    if unit == "month":
+        name = MONTH_NAMES[int(number) - 1]
+        return list(dict.fromkeys([text, f"{number}月"] + ([] if name == "_" else [name])))
+    forms = [text, number + unit]
     for spelling in QUANTITY_UNITS[unit]:
         if not spelling.isascii():
             forms.append(number + spelling)
