@@ -97,7 +97,9 @@ _ASK_EN = re.compile(r"\b(?:can|could|would) you\b|\bplease\b", re.IGNORECASE)
 _SENTENCE_END = r"(?=[。.!！?？\n」]|$)"
 _ORDER_JA = re.compile(
     r"(?:して|しといて|しておいて|書いて|作って|直して|教えて|調べて|考えて|まとめて|出して|"
-    r"付けて|つけて|消して|変えて|揃えて|そろえて|見て)" + _SENTENCE_END + "|"
+    r"付けて|つけて|消して|変えて|揃えて|そろえて|見て|"
+    # A causative order: "…で終了させて", "ログを出力させて".
+    r"させて)" + _SENTENCE_END + "|"
     r"(?:て|で)(?:ください|下さい|くれ(?:ます|ません)?か|もらえ(?:ます|ません)か|ほしい|欲しい)"
     r"(?:です)?" + _SENTENCE_END
 )

@@ -342,8 +342,16 @@ class Score:
 
 
 class _Scorer:
-    def __init__(self, keywords: list[Keyword], now: datetime) -> None:
+    def __init__(
+        self, keywords: list[Keyword], now: datetime, patterns: list[Pattern] | None = None
+    ) -> None:
         self.now = now
+        # A title that holds a synonym of the keyword (起動 for 立ち上がり, startup for 起動)
+        # is about it as much as one that holds the keyword itself.
+        self.synonym_forms: dict[str, list[Pattern]] = {}
+        for pattern in patterns or ():
+            if pattern.synonym:
+                self.synonym_forms.setdefault(pattern.keyword, []).append(pattern)
         self.by_key = {k.key: k for k in keywords}
         # A piece (`本番`) belongs to the earlier compound that contains it (`本番環境`).
         self.parent: dict[str, str] = {}
@@ -364,6 +372,12 @@ class _Scorer:
         self.head_forms = {
             k.key: [form.casefold() for form in quantity_forms(k.text)] or [k.key] for k in keywords
         }
+
+    def _synonym_in(self, key: str, heading: str) -> bool:
+        return any(
+            pattern.matcher.search(heading) if pattern.matcher else pattern.text.casefold() in heading
+            for pattern in self.synonym_forms.get(key, ())
+        )
 
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
         doc = cand.doc
@@ -388,8 +402,9 @@ class _Scorer:
             value = credit * weight * rarity
             if key in cand.tf:
                 value *= ranking.tf_factor(cand.tf[key])
-            in_head = with_fields and any(
-                form in doc.heading_text for form in self.head_forms.get(key, (key,))
+            in_head = with_fields and (
+                any(form in doc.heading_text for form in self.head_forms.get(key, (key,)))
+                or (credit == ranking.SYNONYM_CREDIT and self._synonym_in(key, doc.heading_text))
             )
             if in_head:
                 value *= ranking.FIELD_BOOST
@@ -598,7 +613,7 @@ def search(
         add_origins([(k.key, k.text) for k in keywords], synonyms)
         add_compound_english([(k.key, k.text, k.kind) for k in keywords], synonyms)
     patterns = build_patterns(keywords, synonyms)
-    scorer = _Scorer(keywords, settings.now)
+    scorer = _Scorer(keywords, settings.now, patterns)
     hits: list[Hit] | None = None
     if stores is None and settings.index.enabled:
         hits = _search_index(keywords, patterns, scorer, settings, outcome, limit, only, deadline)

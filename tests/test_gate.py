@@ -114,6 +114,18 @@ def test_find_out_and_track_down_are_orders(prompt: str) -> None:
     assert prompt_shape(prompt) == "code"
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "初期化に 15 秒のタイムアウトを付けて、超えたらエラーで終了させて",
+        "ワーカーを 4 並列で動かさせて。",
+        "失敗したジョブは Slack に通知させてください",
+    ],
+)
+def test_a_causative_order_is_a_work_order(prompt: str) -> None:
+    assert prompt_shape(prompt) == "code"
+
+
 def test_a_verb_backs_a_cue_but_never_fires_alone() -> None:
     topic = _ev("実行", 0.5)
     symptom = Evidence("落ちる", "predicate", 1.0, 0.8, 3, False)

@@ -758,3 +758,45 @@ def test_the_hook_log_of_an_opted_out_prompt_holds_none_of_its_words(
     text = "".join(p.read_text("utf-8") for p in logs)
     assert '"opted-out"' in text
     assert "kafka" not in text.casefold() and "consumer" not in text.casefold()
+
+
+# --- 9. a synonym in a title -----------------------------------------------------------------
+
+
+@pytest.fixture
+def startup_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    vault = tmp_path / "vault"
+    # Both notes hold the prompt word's synonym once; only the first has it in its title. The
+    # second is shorter, so on the text alone it would rank first.
+    _write(
+        vault / "notes" / "zshの起動を速くした.md",
+        "# zshの起動を速くした\nzprof で測って compinit を一度だけにした。"
+        "プラグインの読み込みも遅延させた。計測は time zsh -i -c exit で行う。\n",
+    )
+    _write(vault / "notes" / "週次メモ.md", "# 週次メモ\n起動のログを見た。\n")
+    _write(
+        vault / "notes" / "Startup.md",
+        "# Startup\nThe service took nine seconds before it answered; we now load the "
+        "catalogue lazily and warm the cache after the first request has been served.\n",
+    )
+    _write(vault / "notes" / "weekly.md", "# Weekly\nRead the startup logs.\n")
+    _daily(vault)
+    _point(monkeypatch, obsidian=vault)
+    return vault
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("prompt", "titled", "passing"),
+    [
+        ("シェルの立ち上がりを速くした方法", "notes/zshの起動を速くした.md", "notes/週次メモ.md"),
+        ("アプリの起動を速くした方法", "notes/Startup.md", "notes/weekly.md"),
+    ],
+)
+def test_a_title_holding_a_synonym_ranks_above_a_passing_mention(
+    startup_notes: Path, engine: str, prompt: str, titled: str, passing: str
+) -> None:
+    _engine(engine)
+    refs = _refs(prompt, engine)
+    assert titled in refs and passing in refs
+    assert refs.index(titled) < refs.index(passing)
