@@ -69,6 +69,7 @@ SETS = {
     "dev6": HERE / "recall_sets" / "dev6.json",
     "dev7": HERE / "recall_sets" / "dev7.json",
     "dev8": HERE / "recall_sets" / "dev8.json",
+    "dev9": HERE / "recall_sets" / "dev9.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -193,7 +194,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev8 | test | legacy (repeatable; default: dev)",
+        help="dev … dev9 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
