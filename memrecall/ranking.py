@@ -8,8 +8,9 @@ score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k)
   do not depend on the size of the vault, and big stores are not penalised.
 - credit: 1 for a direct match, 0.7 through a synonym, 0.5 when only a piece of a compound
   matched (`本番` of `本番環境`).
-- field_boost: ×1.6 when the keyword is in the title, tags, aliases or the issue id; ×2
-  more (and distinctive) when a beads id in the prompt is the issue's own id.
+- field_boost: ×1.6 when the keyword (or a synonym it matched through) is in the title, tags,
+  aliases or the issue id; ×2 more (and distinctive) when a beads id in the prompt is the
+  issue's own id.
 - tf (index engine): BM25's term-frequency saturation with length normalisation, mapped to
   0.6…1.48 (`tf_factor`).
 - coverage: the weighted share of the prompt's keywords the document matched.
@@ -33,7 +34,9 @@ KIND_WEIGHTS = {
     "kebab": 2.0,
     "version": 1.5,
     "alnum": 1.2,
-    "number": 1.0,
+    # A bare number (`100` of "CPU 100%", `404`, a count) names many things; with a unit it
+    # is a quantity.
+    "number": 0.6,
     "quantity": 1.0,
     # A beads command (`bd sync`): a compound's weight.
     "command": 1.5,

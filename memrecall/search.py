@@ -374,10 +374,11 @@ class _Scorer:
         }
 
     def _synonym_in(self, key: str, heading: str) -> bool:
-        return any(
-            pattern.matcher.search(heading) if pattern.matcher else pattern.text.casefold() in heading
-            for pattern in self.synonym_forms.get(key, ())
-        )
+        for pattern in self.synonym_forms.get(key, ()):
+            matcher = pattern.matcher
+            if matcher.search(heading) if matcher else pattern.text.casefold() in heading:
+                return True
+        return False
 
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
         doc = cand.doc

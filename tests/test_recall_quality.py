@@ -800,3 +800,28 @@ def test_a_title_holding_a_synonym_ranks_above_a_passing_mention(
     refs = _refs(prompt, engine)
     assert titled in refs and passing in refs
     assert refs.index(titled) < refs.index(passing)
+
+
+# --- 10. a bare number ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_bare_number_weighs_less_than_the_topic_in_a_title(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    vault = tmp_path / "vault"
+    title = "GoでCPU使用率が上がるとき"
+    _write(vault / "notes" / f"{title}.md", f"# {title}\nGC を見る。\n")
+    # The topic word in passing, beside the prompt's number counting something else.
+    _write(
+        vault / "notes" / "週報.md",
+        "# 週報\nCPU の割り当てを見直した。バッチのジョブを 100 件流して、結果を表にまとめた。"
+        "来週はレビューの続きと、会議の準備と、資料の整理をする予定。\n",
+    )
+    for n in range(6):
+        _write(vault / "go" / f"{n}.md", f"# Go メモ {n}\nGo のモジュールの話。\n")
+    _daily(vault)
+    _point(monkeypatch, obsidian=vault)
+    _engine(engine)
+    refs = _refs("Go の CPU が 100% に張り付く", engine)
+    assert refs[0] == "notes/GoでCPU使用率が上がるとき.md"
