@@ -36,7 +36,9 @@ _CUE_JA = re.compile(
     r"(?:の|た)件(?![数名目])|(?:何|なん)だった|どうなった|どうした|結局|"
     # "どう直した?" asks how a past problem was solved.
     r"どう(?:やって)?(?:直し|解決し|対処し|対応し|回避し|修正し|片付け)た|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
-    r"あの(?:件|時|とき|バグ|エラー|メモ|話)|例の"
+    r"あの(?:件|時|とき|バグ|エラー|メモ|話)|例の|"
+    # "これ既知のやつ？" asks whether a memory already has it.
+    r"既知の(?:バグ|問題|不具合|やつ|件|事象|エラー|現象)"
 )
 _CUE_EN = re.compile(
     r"\b(?:last time|remind me|remember|recall|did we|"
@@ -51,7 +53,7 @@ _CUE_EN = re.compile(
     r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
     r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|"
     r"that (?:issue|ticket|bug|incident|note|time)|"
-    r"(?:our|my) notes?|what happened)\b",
+    r"(?:our|my) notes?|what happened|(?:is|was) (?:this|that|it) (?:a )?known)\b",
     re.IGNORECASE,
 )
 # Cues that also describe the system at hand ("前回の実行が終わってない", "the server won't

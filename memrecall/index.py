@@ -57,7 +57,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-SCHEMA_VERSION = 7  # 5: date_source; 6: quantities (5秒 = 5 seconds = 5s); 7: bd commands
+SCHEMA_VERSION = 8  # 5: date_source; 6: quantities (5秒 = 5 seconds = 5s); 7: bd commands;
+# 8: forge issue refs (GH#523) are one term
 
 
 META_NAME = "memrecall.json"

@@ -68,7 +68,12 @@ _IDENTIFIER = re.compile(
             r"`(?P<code>[^`\n]{1,80})`",
             r"(?P<url>https?://[^\s<>\"'`()\[\]{}、。「」（）]+)",
             _L + rf"(?P<path>(?:~|\.{{1,2}})?/?(?:{_SEG}/)+{_SEG})" + _R,
-            _L + r"(?P<ticket>[A-Z][A-Z0-9]{1,9}-\d+(?:-\d+)*)" + _R,
+            # A tracker's ticket (`PAY-1234`), or an issue of a forge as trackers cite it
+            # (`GH#523`, `gh#523`, `PR#88`, `GH #523`: one id, its space dropped).
+            _L
+            + r"(?P<ticket>[A-Z][A-Z0-9]{1,9}-\d+(?:-\d+)*|[A-Za-z][A-Za-z0-9]{1,9}#\d+"
+            + r"|[A-Z][A-Z0-9]{1,9} #\d+)"
+            + _R,
             # 5秒, 5 seconds, 5-second, 5s, 1.5 GiB, 12月: one term whatever the spelling.
             r"(?<![A-Za-z0-9_.,/月])(?P<quantity>" + _QUANTITY + ")",
             _L + r"(?P<version>v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?)" + _R,
@@ -225,6 +230,8 @@ def _identifier_terms(
             group = "month"  # a date, not an amount: the gate weighs them differently
         if group == "beads_upper":
             group, text = "beads", text.lower()
+        elif group == "ticket" and " #" in text:
+            text = text.replace(" ", "")
         elif group == "ticket" and text.split("-", 1)[0] in STANDARD_NAMES:
             # `UTF-8`, `SHA-256`, `ISO-8601` name a standard every project uses, not a ticket
             # of one tracker: not distinctive, never an id that makes recall speak alone.

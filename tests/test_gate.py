@@ -37,6 +37,10 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "Slack 通知が二重に飛んだ原因、何だった？",
         "I once wrote a wrapper for this, where is it?",
         "we once had the same deadlock in the worker pool",
+        "mol_run.go:130 で panic が出た。これ既知のやつ？",
+        "ビルドが Windows だけ落ちる。既知の問題かな",
+        "Is this a known issue? The export hangs on Windows.",
+        "Was that a known bug in v2?",
     ],
 )
 def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
@@ -112,6 +116,10 @@ def test_a_weak_cue_with_an_order_is_a_work_order(prompt: str) -> None:
 )
 def test_find_out_and_track_down_are_orders(prompt: str) -> None:
     assert prompt_shape(prompt) == "code"
+
+
+def test_known_in_a_work_order_is_no_memory_cue() -> None:
+    assert prompt_shape("既知の脆弱性をスキャンする CI を追加して") == "code"
 
 
 @pytest.mark.parametrize(

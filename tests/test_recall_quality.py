@@ -302,6 +302,34 @@ def test_a_ticket_id_never_matches_a_longer_one(tickets: Path, engine: str) -> N
     assert not {"notes/決済タイムアウト.md", "notes/retry budget.md"} & set(_injected(result))
 
 
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_forge_issue_ref_is_one_id_in_every_spelling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    project = tmp_path / "proj"
+    _export(
+        project / ".beads" / "issues.jsonl",
+        [
+            {"id": "bd-dvw8", "title": "Import drops labels (GH#523)", "status": "closed",
+             "description": "Reported in GH#523.", "close_reason": "labels copied on import"},
+            {"id": "bd-k2m4", "title": "Export order (GH#52)", "status": "open",
+             "description": "See GH#5230 too."},
+        ],
+    )
+    _point(monkeypatch, beads=project)
+    _engine(engine)
+    spellings = {
+        "GH#523 ってどんな件だったっけ？": "GH#523",
+        "what was gh#523 about?": "gh#523",
+        "GH #523 again?": "GH#523",
+    }
+    for prompt, ref in spellings.items():
+        assert (ref, "ticket") in _keywords(prompt)
+        # Never GH#52 or GH#5230: the whole id, as for PAY-12.
+        assert _refs(prompt, engine) == ["bd-dvw8"], prompt
+    assert _injected(_recall("GH#523 ってどんな件だったっけ？", f"gh-{engine}")) == ["bd-dvw8"]
+
+
 # --- 3 and 4. the gate: quiet on everyday requests, speaks for a memory ----------------------
 
 
