@@ -573,7 +573,8 @@ def _rank_order(hit: Hit) -> tuple[bool, float]:
 
 def _newer_first(hits: list[Hit]) -> list[Hit]:
     """When two summaries cover the same ground with similar scores, the newer one leads:
-    it may say that an older decision was reversed."""
+    it may say that an older decision was reversed. The older follows right behind it, never
+    below the hits that ranked between them."""
     ordered = list(hits)
     for i in range(len(ordered)):
         for j in range(i + 1, len(ordered)):
@@ -582,7 +583,7 @@ def _newer_first(hits: list[Hit]) -> list[Hit]:
                 continue
             shared = set(a.matched) & set(b.matched)
             if b.date > a.date and b.score * 1.25 >= a.score and len(shared) * 2 >= len(a.matched):
-                ordered[i], ordered[j] = b, a
+                ordered.insert(i, ordered.pop(j))
     return ordered
 
 

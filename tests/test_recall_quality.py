@@ -853,3 +853,38 @@ def test_a_bare_number_weighs_less_than_the_topic_in_a_title(
     _engine(engine)
     refs = _refs("Go の CPU が 100% に張り付く", engine)
     assert refs[0] == "notes/GoでCPU使用率が上がるとき.md"
+
+
+# --- 11. newer first, older right behind -----------------------------------------------------
+
+
+def _ranked(store: str, ref: str, day: int, score: float, matched: list[str]) -> Any:
+    from datetime import datetime, timezone
+
+    from memrecall.search import Hit
+
+    return Hit(
+        store=store,
+        ref=ref,
+        path=Path(ref),
+        title=ref,
+        date=datetime(2026, 11, day, tzinfo=timezone.utc),
+        score=score,
+        matched=matched,
+        line=1,
+        snippet="",
+        lines=[],
+    )
+
+
+def test_a_newer_summary_leads_and_the_older_follows_right_behind_it() -> None:
+    from memrecall.search import _newer_first
+
+    older = _ranked("summaries", "older.md", 1, 1.00, ["商品", "検索結果"])
+    issue = _ranked("beads", "bd-1", 2, 0.98, ["商品", "差分"])
+    note = _ranked("obsidian", "note.md", 3, 0.96, ["差分"])
+    newer = _ranked("summaries", "newer.md", 20, 0.94, ["商品", "検索結果"])
+    order = [h.ref for h in _newer_first([older, issue, note, newer])]
+    # The newer may reverse the older's decision, so it leads; the older is not pushed below
+    # the issue and the note that ranked between them.
+    assert order == ["newer.md", "older.md", "bd-1", "note.md"]
