@@ -266,6 +266,16 @@ _NOT_SUBCOMMANDS = frozenset(
 )
 
 
+# beads' own subcommands: after `bd` they are the command even where the word alone is a
+# stopword (`bd show`, `bd update`).
+BD_SUBCOMMANDS = frozenset(
+    "create list show update close reopen ready blocked dep sync init doctor compact export "
+    "import stats prime pin unpin delete label comments comment config daemon onboard migrate "
+    "restore merge duplicates epic search status edit setup upgrade cleanup admin info version "
+    "hooks mol cook gate backup".split()
+)
+
+
 def _commands_only(terms: list[Term], stopwords: set[str]) -> list[Term]:
     """`bd <word>` where the word is prose (`bd command`, `bd is`) is that word, not a command."""
     kept: list[Term] = []
@@ -273,7 +283,7 @@ def _commands_only(terms: list[Term], stopwords: set[str]) -> list[Term]:
     for term in terms:
         if term.kind == "command":
             word = term.text.split(" ", 1)[1]
-            if word in _NOT_SUBCOMMANDS or word in stopwords:
+            if word not in BD_SUBCOMMANDS and (word in _NOT_SUBCOMMANDS or word in stopwords):
                 prose.add(term.start)
                 kept.append(Term(word, "word", term.start + 3))
                 continue

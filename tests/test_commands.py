@@ -38,6 +38,20 @@ def test_a_bd_subcommand_is_one_keyword(isolated_home: Path, prompt: str, comman
     assert (command.split()[1], "part") in found
 
 
+@pytest.mark.parametrize(
+    ("prompt", "command"),
+    [
+        ("bd show しただけで pin が外れる", "bd show"),
+        ("Why does bd update reset the assignee?", "bd update"),
+        ("bd list とか bd show みたいな読むだけのコマンド", "bd show"),
+    ],
+)
+def test_a_subcommand_whose_word_is_a_stopword_is_still_a_command(
+    isolated_home: Path, prompt: str, command: str
+) -> None:
+    assert (command, "command") in _keywords(prompt)
+
+
 def test_a_command_inside_backticks_is_a_piece_of_the_span(isolated_home: Path) -> None:
     found = _keywords("`bd doctor --fix` を実行したら")
     assert ("bd doctor --fix", "code") in found and ("bd doctor", "part") in found
