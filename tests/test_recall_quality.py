@@ -888,3 +888,19 @@ def test_a_newer_summary_leads_and_the_older_follows_right_behind_it() -> None:
     # The newer may reverse the older's decision, so it leads; the older is not pushed below
     # the issue and the note that ranked between them.
     assert order == ["newer.md", "older.md", "bd-1", "note.md"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_blank_lines_and_line_numbers_cross_languages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    vault = tmp_path / "vault"
+    _write(
+        vault / "notes" / "stale line numbers.md",
+        "# Reading mode line numbers not updated\nDelete two blank lines, then toggle a task.\n",
+    )
+    _write(vault / "notes" / "行.md", "# 行の数え方\n行頭と行末の話。\n")
+    _daily(vault)
+    _point(monkeypatch, obsidian=vault)
+    _engine(engine)
+    assert _refs("空行を消したら行番号がずれる", engine)[0] == "notes/stale line numbers.md"
