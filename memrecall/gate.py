@@ -38,7 +38,9 @@ _CUE_JA = re.compile(
     r"どう(?:やって)?(?:直し|解決し|対処し|対応し|回避し|修正し|片付け)た|決めた|決まった|決めて|覚えて|思い出|メモ(?:して|った|が|を|に)|"
     r"あの(?:件|時|とき|バグ|エラー|メモ|話)|例の|"
     # "これ既知のやつ？" asks whether a memory already has it.
-    r"既知の(?:バグ|問題|不具合|やつ|件|事象|エラー|現象)"
+    r"既知の(?:バグ|問題|不具合|やつ|件|事象|エラー|現象)|"
+    # A plan made before: "消す予定だった", "移すつもりだった".
+    r"(?:予定|つもり)だった"
 )
 _CUE_EN = re.compile(
     r"\b(?:last time|remind me|remember|recall|did we|"
@@ -53,7 +55,9 @@ _CUE_EN = re.compile(
     r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
     r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|"
     r"that (?:issue|ticket|bug|incident|note|time)|"
-    r"(?:our|my) notes?|what happened|(?:is|was) (?:this|that|it) (?:a )?known)\b",
+    r"(?:our|my) notes?|what happened|(?:is|was) (?:this|that|it) (?:a )?known|"
+    # A plan made before: "when were we planning to delete it?", "we were going to …".
+    r"(?:were|was) we (?:planning|going|supposed)|we (?:planned|were planning|were going))\b",
     re.IGNORECASE,
 )
 # Cues that also describe the system at hand ("前回の実行が終わってない", "the server won't

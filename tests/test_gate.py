@@ -41,6 +41,8 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "ビルドが Windows だけ落ちる。既知の問題かな",
         "Is this a known issue? The export hangs on Windows.",
         "Was that a known bug in v2?",
+        "After the cut-over, when were we planning to delete the old index?",
+        "古いインデックスはいつ消す予定だった？",
     ],
 )
 def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
@@ -116,6 +118,15 @@ def test_a_weak_cue_with_an_order_is_a_work_order(prompt: str) -> None:
 )
 def test_find_out_and_track_down_are_orders(prompt: str) -> None:
     assert prompt_shape(prompt) == "code"
+
+
+def test_new_and_old_are_everyday_words() -> None:
+    from memrecall.keywords import Keyword
+    from memrecall.resources import shipped_generic
+
+    vocabulary = load_generic([shipped_generic()])
+    words = [Keyword(w, "word", "word", "regex") for w in ("new", "old", "older", "alias")]
+    assert generic_keys(words, vocabulary) == {"new", "old", "older"}
 
 
 def test_known_in_a_work_order_is_no_memory_cue() -> None:
