@@ -397,13 +397,16 @@ def extract(
     id_prefixes: frozenset[str] = frozenset(),
     known_predicates: Callable[[set[str]], set[str]] | None = None,
     known_phrases: Callable[[set[str]], set[str]] | None = None,
+    japanese_phrases: Callable[[str], list[str]] | None = None,
 ) -> list[Keyword]:
     """Keywords in order of first appearance, without duplicates or stopwords.
     `id_prefixes`: the beads projects' id prefixes (`bd`), so `bd-1` is an id, not a word.
     `known_predicates`: which verbs and adjectives (dictionary forms) to keep — those the
     glossary can turn into other words (`固まる` → hang, stuck); none without it.
     `known_phrases`: which two-word phrases the glossary lists ("log out" → ログアウト); a
-    phrase found is a keyword, and its words become its pieces."""
+    phrase found is a keyword, and its words become its pieces.
+    `japanese_phrases`: the glossary's Japanese phrases written in a text (`閉じた理由`,
+    `起動しない`), which the analyser splits; each is a keyword, with its nouns as pieces."""
     text = unicodedata.normalize("NFKC", _encodable(prompt))
     # Typographic apostrophes (phones, word processors): `didn’t` is `didn't`, not `didn`.
     text = text.replace("\u2019", "'").replace("\u2018", "'")
@@ -434,6 +437,17 @@ def extract(
     if lemmas:
         kept = known_predicates(lemmas) if known_predicates else set()
         japanese = [t for t in japanese if t.kind != "predicate" or t.text in kept]
+    if japanese_phrases is not None and masked.strip("\u3000 \n\t"):
+        for phrase in japanese_phrases(masked):
+            at = masked.find(phrase)
+            end = at + len(phrase)
+            japanese = [
+                Term(t.text, "part", t.start, t.rank + 1)
+                if at <= t.start and t.start + len(t.text) <= end and t.kind != "predicate"
+                else t
+                for t in japanese
+            ]
+            japanese.append(Term(phrase, "compound", at))
     terms = sorted(id_terms + words + japanese, key=lambda t: (t.start, t.rank))
     seen: set[str] = set()
     keywords: list[Keyword] = []

@@ -29,6 +29,11 @@ def tokenize_text(
 
         return known_words(glossary_files(settings), lemmas)
 
+    def japanese_phrases(text: str) -> list[str]:
+        from .glossary import glossary_files, japanese_phrases_in
+
+        return japanese_phrases_in(glossary_files(settings), text)
+
     keywords = extract(
         text,
         analyzer,
@@ -36,6 +41,7 @@ def tokenize_text(
         id_prefixes=id_prefixes(settings.beads),
         known_predicates=known_predicates,
         known_phrases=known_predicates,  # the same question: which the glossary lists whole
+        japanese_phrases=japanese_phrases,
     )
     return keywords, notes
 

@@ -113,3 +113,39 @@ def test_a_phrasal_verb_is_not_its_words_anywhere(stores: Path, engine: str) -> 
     assert "log out" in matched["bd-l0g1"]
     # `log` and `out` both occur in bd-l0g2, but never as "log out".
     assert "log out" not in matched.get("bd-l0g2", [])
+
+
+# --- Japanese phrases the analyser splits ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "phrase", "piece"),
+    [
+        ("サーバーが起動しない件", "起動しない", "起動"),
+        ("DB に接続できないときのリトライ", "接続できない", "接続"),
+        ("閉じた理由が消えてた", "閉じた理由", "理由"),
+    ],
+)
+def test_a_japanese_glossary_phrase_is_one_keyword_with_its_nouns_as_pieces(
+    isolated_home: Path, prompt: str, phrase: str, piece: str
+) -> None:
+    settings = load_settings()
+    keywords, _ = tokenize_text(prompt, "sudachi", settings)
+    found = {(k.text, k.subkind) for k in keywords}
+    assert (phrase, "compound") in found
+    assert (piece, "compound") not in found and (piece, "noun") not in found
+
+
+def test_a_dictionary_form_verb_stays_a_predicate_not_a_phrase(isolated_home: Path) -> None:
+    settings = load_settings()
+    keywords, _ = tokenize_text("bd list が固まった", "sudachi", settings)
+    assert ("固まる", "predicate") in {(k.text, k.subkind) for k in keywords}
+    assert all(k.subkind != "compound" or "固ま" not in k.text for k in keywords)
+
+
+def test_a_users_japanese_phrase_counts_too(isolated_home: Path) -> None:
+    settings = load_settings()
+    settings.user_synonyms.parent.mkdir(parents=True, exist_ok=True)
+    settings.user_synonyms.write_text("請求書の締め日, billing cutoff\n", encoding="utf-8")
+    keywords, _ = tokenize_text("請求書の締め日を変えた件", "sudachi", settings)
+    assert ("請求書の締め日", "compound") in {(k.text, k.subkind) for k in keywords}
