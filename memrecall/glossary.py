@@ -74,7 +74,9 @@ _JAPANESE_PHRASE = re.compile(
 # A noun made a verb with する (`起動しない`, `接続できない`): the analyser's lemma is する.
 _SURU_VERB = re.compile(r"[\u3400-\u9fff\u30a1-\u30fa](?:し|でき|され|させ)")
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f,|]{4,}")
-_phrases_cache: dict[tuple[str, int, int], list[str]] = {}
+# By the identity of a file's cached lines (`_cache` keeps them alive, and an edited file
+# gets new ones).
+_phrases_cache: dict[int, list[str]] = {}
 
 
 def japanese_phrases_in(paths: Iterable[Path], text: str) -> list[str]:
@@ -84,7 +86,9 @@ def japanese_phrases_in(paths: Iterable[Path], text: str) -> list[str]:
     found: list[str] = []
     for path in paths:
         lines = _file_lines(path)
-        key = (str(path), id(lines), len(lines))
+        if not lines:
+            continue  # a missing file's [] is not cached: its identity means nothing
+        key = id(lines)
         phrases = _phrases_cache.get(key)
         if phrases is None:
             # One regex pass over the joined file finds the whole non-ASCII words: splitting

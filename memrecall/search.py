@@ -373,13 +373,6 @@ class _Scorer:
             k.key: [form.casefold() for form in quantity_forms(k.text)] or [k.key] for k in keywords
         }
 
-    def _synonym_in(self, key: str, heading: str) -> bool:
-        for pattern in self.synonym_forms.get(key, ()):
-            matcher = pattern.matcher
-            if matcher.search(heading) if matcher else pattern.text.casefold() in heading:
-                return True
-        return False
-
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
         doc = cand.doc
         result = Score(0.0, 0.0, False, "", [])
@@ -405,7 +398,10 @@ class _Scorer:
                 value *= ranking.tf_factor(cand.tf[key])
             in_head = with_fields and (
                 any(form in doc.heading_text for form in self.head_forms.get(key, (key,)))
-                or (credit == ranking.SYNONYM_CREDIT and self._synonym_in(key, doc.heading_text))
+                or (
+                    credit == ranking.SYNONYM_CREDIT
+                    and bool(_match_line(doc.heading_text, self.synonym_forms.get(key, [])))
+                )
             )
             if in_head:
                 value *= ranking.FIELD_BOOST
