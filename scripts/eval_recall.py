@@ -70,6 +70,7 @@ SETS = {
     "dev7": HERE / "recall_sets" / "dev7.json",
     "dev8": HERE / "recall_sets" / "dev8.json",
     "dev9": HERE / "recall_sets" / "dev9.json",
+    "dev10": HERE / "recall_sets" / "dev10.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -194,7 +195,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev9 | test | legacy (repeatable; default: dev)",
+        help="dev … dev10 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
