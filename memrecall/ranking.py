@@ -74,6 +74,9 @@ EXACT_ID_BOOST = 2.0
 SYNONYM_CREDIT = 0.7
 PART_CREDIT = 0.5
 FIELD_BOOST = 1.6
+# A memory that holds a stretch of the prompt word for word: an error message or a title
+# pasted whole (search.verbatim_phrases).
+VERBATIM_BOOST = 2.0
 
 
 def kind_weight(subkind: str) -> float:

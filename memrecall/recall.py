@@ -362,7 +362,7 @@ def recall(
         return RecallResult(None, log)
 
     phase_started = time.monotonic()
-    outcome = search(keywords, settings, deadline=deadline, limit=10)
+    outcome = search(keywords, settings, deadline=deadline, limit=10, text=text)
     log["phase_ms"]["search"] = round((time.monotonic() - phase_started) * 1000, 1)
     log["phase_ms"].update({f"search.{name}": ms for name, ms in outcome.phase_ms.items()})
     if outcome.fallback:

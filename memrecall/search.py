@@ -18,6 +18,7 @@ from typing import Any, Iterable
 from . import ranking
 from .config import Settings
 from .glossary import glossary_files, load_synonyms, predicate_forms
+from .katakana import is_katakana, stands_alone
 from .keywords import Keyword, quantity_forms
 from .redact import redact_fast
 from .stores.base import Document, Store, read_lines
@@ -36,6 +37,8 @@ class Pattern:
     keyword: str  # case-folded canonical keyword
     synonym: bool
     matcher: re.Pattern[str] | None  # ASCII keywords need word edges; Japanese never has them
+    # A katakana word is not found inside a longer one (ログ in ブログ): katakana.stands_alone.
+    katakana: bool = False
 
 
 @dataclass
@@ -182,7 +185,9 @@ def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> li
             if folded in seen:
                 continue
             seen.add(folded)
-            patterns.append(Pattern(text, keyword.key, is_synonym, _ascii_matcher(text)))
+            patterns.append(
+                Pattern(text, keyword.key, is_synonym, _ascii_matcher(text), is_katakana(text))
+            )
     return patterns
 
 
@@ -253,6 +258,12 @@ class _Candidate:
     offset: int = 0
     clean: bool = False
     stamp: str = ""
+    # The patterns the index matched this document on, with their term-frequency factors.
+    index_matches: list[tuple[Pattern, float]] = field(default_factory=list)
+    # It holds a stretch of the prompt word for word (an error message, a title).
+    verbatim: bool = False
+    read: bool = False
+    gone: bool = False  # its file changed or went away since it was indexed
 
 
 def _match_line(text: str, patterns: list[Pattern]) -> dict[str, str]:
@@ -262,6 +273,8 @@ def _match_line(text: str, patterns: list[Pattern]) -> dict[str, str]:
         if pattern.text.casefold() not in folded:
             continue
         if pattern.matcher is not None and not pattern.matcher.search(text):
+            continue
+        if pattern.katakana and not stands_alone(folded, pattern.text.casefold()):
             continue
         if found.get(pattern.keyword) != "direct":
             found[pattern.keyword] = "synonym" if pattern.synonym else "direct"
@@ -346,6 +359,8 @@ class _Scorer:
         self, keywords: list[Keyword], now: datetime, patterns: list[Pattern] | None = None
     ) -> None:
         self.now = now
+        # Stretches of the prompt that a memory may hold word for word (verbatim_phrases).
+        self.phrases: list[str] = []
         # A title that holds a synonym of the keyword (起動 for 立ち上がり, startup for 起動)
         # is about it as much as one that holds the keyword itself.
         self.synonym_forms: dict[str, list[Pattern]] = {}
@@ -397,7 +412,7 @@ class _Scorer:
             if key in cand.tf:
                 value *= ranking.tf_factor(cand.tf[key])
             in_head = with_fields and (
-                any(form in doc.heading_text for form in self.head_forms.get(key, (key,)))
+                any(_holds(doc.heading_text, form) for form in self.head_forms.get(key, (key,)))
                 or (
                     credit == ranking.SYNONYM_CREDIT
                     and bool(_match_line(doc.heading_text, self.synonym_forms.get(key, [])))
@@ -424,11 +439,17 @@ class _Scorer:
             ):
                 result.distinctive = True
         result.coverage = covered / self.total_weight
+        if cand.verbatim:
+            raw *= ranking.VERBATIM_BOOST
         factor = 1.0
         if with_fields:
             factor = rules_for(doc.store).score_factor(doc.date, doc.status, self.now)
         result.value = raw * (0.5 + result.coverage) * factor
         return result
+
+
+def _holds(text: str, form: str) -> bool:
+    return form in text and (not is_katakana(form) or stands_alone(text, form))
 
 
 def _snippet(text: str, keys: set[str]) -> str:
@@ -591,9 +612,11 @@ def search(
     limit: int = 10,
     synonyms: dict[str, set[str]] | None = None,
     only: Iterable[str] | None = None,
+    text: str = "",
 ) -> SearchOutcome:
     """Best hits first. The index answers when there is a usable one; otherwise ripgrep
-    (and `outcome.fallback` says why). Passing `stores` forces ripgrep over exactly those."""
+    (and `outcome.fallback` says why). Passing `stores` forces ripgrep over exactly those.
+    `text`, the prompt the keywords came from, lets a line quoted whole rank first."""
     outcome = SearchOutcome()
     if not keywords:
         return outcome
@@ -612,6 +635,7 @@ def search(
         add_compound_english([(k.key, k.text, k.kind) for k in keywords], synonyms)
     patterns = build_patterns(keywords, synonyms)
     scorer = _Scorer(keywords, settings.now, patterns)
+    scorer.phrases = verbatim_phrases(text)
     hits: list[Hit] | None = None
     if stores is None and settings.index.enabled:
         hits = _search_index(keywords, patterns, scorer, settings, outcome, limit, only, deadline)
@@ -734,6 +758,7 @@ def _search_rg(
             if not _verify(cand, patterns):
                 continue
             cand.root = store.root_of(cand.doc.path)
+            cand.verbatim = _holds_phrase(cand.doc, scorer.phrases)
             hit = _make_hit(store.name, cand, scorer, df, total)
             if hit is not None:
                 hits.append(hit)
@@ -838,11 +863,8 @@ def _search_index(
         cand = _Candidate(
             doc, root=found.root, offset=found.offset, clean=found.clean, stamp=found.stamp
         )
-        for position, tf in found.terms.items():
-            pattern = patterns[position]
-            if cand.via.get(pattern.keyword) != "direct":
-                cand.via[pattern.keyword] = "synonym" if pattern.synonym else "direct"
-            cand.tf[pattern.keyword] = max(tf, cand.tf.get(pattern.keyword, 0.0))
+        cand.index_matches = [(patterns[position], tf) for position, tf in found.terms.items()]
+        _credit_index_matches(cand)
         if cand.via:
             candidates.append(cand)
             outcome.candidates[found.store] = outcome.candidates.get(found.store, 0) + 1
@@ -856,13 +878,23 @@ def _search_index(
     scan = _scan_patterns(patterns, [term.term for term in terms])
     hits: list[Hit] = []
     gone = False
+    if scorer.phrases:
+        # The index keeps no word order: read more candidates back to find the one that
+        # holds the pasted error message or title, and let it lead.
+        for cand in candidates[:PHRASE_CANDIDATES]:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            if _read_back(cand, scan) and _holds_phrase(cand.doc, scorer.phrases):
+                cand.verbatim = True
+                cand.prelim *= ranking.VERBATIM_BOOST
+        candidates.sort(key=lambda c: c.prelim, reverse=True)
     # A few more than asked for: near-duplicates collapse and files gone since indexing drop out.
     for cand in candidates[: limit + 5]:
         if deadline is not None and time.monotonic() > deadline:
             outcome.timed_out = True
             break
-        if not _index_lines(cand, scan):
-            gone = True  # changed or deleted since it was indexed
+        if not _read_back(cand, scan):
+            gone = gone or cand.gone
             continue
         name = cand.doc.store
         hit = _make_hit(name, cand, scorer, df_by_store.get(name, {}), answer.totals.get(name, 1))
@@ -922,6 +954,72 @@ def _scan_patterns(patterns: list[Pattern], index_terms: list[str]) -> list[Patt
         if stem != pattern.text.casefold() and len(stem) >= 3:
             extra.append(Pattern(stem, pattern.keyword, pattern.synonym, _ascii_matcher(stem)))
     return patterns + extra
+
+
+def _read_back(cand: _Candidate, patterns: list[Pattern]) -> bool:
+    """`_index_lines` then `_katakana_confirmed`, once per candidate."""
+    if not cand.read:
+        cand.read = True
+        cand.verbatim = False
+        cand.gone = not _index_lines(cand, patterns)
+        if cand.gone:
+            cand.via.clear()
+            return False
+        _katakana_confirmed(cand)
+    return bool(cand.via)
+
+
+# Of the candidates the index ranks first, how many are read back for a pasted phrase.
+PHRASE_CANDIDATES = 40
+_PHRASE_SPLIT = re.compile(r"[^\x20-\x7e]+|['\"`]|[.?!;:,](?:\s|$)")
+_SPACES = re.compile(r"\s+")
+
+
+def verbatim_phrases(text: str) -> list[str]:
+    """Stretches of a prompt that a memory may hold word for word: runs of at least four
+    ASCII words between quotes, Japanese text and sentence ends. An error message or an
+    issue title pasted whole ("Error: no beads database found") is such a run; the index
+    sees only its words, which every issue about the database shares."""
+    found = []
+    for piece in _PHRASE_SPLIT.split(text):
+        words = piece.split()
+        if len(words) >= 4 and len(piece.strip()) >= 20:
+            found.append(" ".join(words).casefold())
+    return found
+
+
+def _holds_phrase(doc: Document, phrases: list[str]) -> bool:
+    if not phrases:
+        return False
+    lines = [doc.heading_text, *doc.lines.values()]
+    return any(p in _SPACES.sub(" ", line).casefold() for line in lines for p in phrases)
+
+
+def _credit_index_matches(cand: _Candidate) -> None:
+    cand.via.clear()
+    cand.tf.clear()
+    for pattern, tf in cand.index_matches:
+        if cand.via.get(pattern.keyword) != "direct":
+            cand.via[pattern.keyword] = "synonym" if pattern.synonym else "direct"
+        cand.tf[pattern.keyword] = max(tf, cand.tf.get(pattern.keyword, 0.0))
+
+
+def _katakana_confirmed(cand: _Candidate) -> bool:
+    """The index holds Japanese as character pairs, so it finds ログ inside ブログ: once the
+    text is read back, a katakana pattern seen only inside longer words no longer counts.
+    False when nothing the prompt said is left."""
+    doc = cand.doc
+
+    def seen(word: str) -> bool:
+        return stands_alone(doc.heading_text, word) or any(
+            stands_alone(line.casefold(), word) for line in doc.lines.values() if word in line
+        )
+
+    kept = [(p, tf) for p, tf in cand.index_matches if not p.katakana or seen(p.text.casefold())]
+    if len(kept) < len(cand.index_matches):
+        cand.index_matches = kept
+        _credit_index_matches(cand)
+    return bool(cand.via)
 
 
 def _index_lines(cand: _Candidate, patterns: list[Pattern]) -> bool:

@@ -117,7 +117,9 @@ def evaluate(corpus: Path, backend: str, engine: str = "index", set_name: str = 
 
         for n, case in enumerate(spec["related"]):
             keywords, _ = tokenize_text(case["prompt"], settings.tokenizer, settings)
-            hits = search(keywords, settings, limit=10).hits if keywords else []
+            hits = (
+                search(keywords, settings, limit=10, text=case["prompt"]).hits if keywords else []
+            )
             refs = [h.ref for h in hits]
             rank = next((i + 1 for i, ref in enumerate(refs) if matches(ref, case["expect"])), None)
             injected, log = first_turn(case["prompt"], n)

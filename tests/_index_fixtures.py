@@ -130,7 +130,7 @@ def searched(prompt: str, engine: str) -> Any:
 
         refresh(settings)
     keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
-    outcome = search(keywords, settings)
+    outcome = search(keywords, settings, text=prompt)
     assert outcome.engine == engine
     return outcome
 

@@ -67,7 +67,7 @@ def search_command(
         if as_json:
             sys.stdout.write("[]\n")
         return
-    outcome = search(keywords, settings, limit=limit, only=store)
+    outcome = search(keywords, settings, limit=limit, only=store, text=query)
     for warning in outcome.warnings[:5]:
         typer.echo(f"Warning: {clean(warning)}", err=True)  # warnings name files: stored text
     if as_json:
