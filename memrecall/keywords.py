@@ -232,6 +232,8 @@ def _identifier_terms(
             group, text = "beads", text.lower()
         elif group == "ticket" and " #" in text:
             text = text.replace(" ", "")
+        elif group == "word" and text[-2:].lower() == "'s" and len(text) > 3:
+            text = text[:-2]  # the card processor's endpoint: `processor`, as notes write it
         elif group == "ticket" and text.split("-", 1)[0] in STANDARD_NAMES:
             # `UTF-8`, `SHA-256`, `ISO-8601` name a standard every project uses, not a ticket
             # of one tracker: not distinctive, never an id that makes recall speak alone.

@@ -144,6 +144,13 @@ CASES: list[tuple[str, list[str], list[str]]] = [
         ["ECONNREFUSED", "127.0.0.1", "5432", "DB", "接続", "失敗"],
         ["127"],
     ),
+    # A possessive is its noun, as the notes write it.
+    ("the card processor's endpoint timed out", ["card", "processor", "endpoint"], ["processor's"]),
+    (
+        "the Worker's queue and Redis's memory",
+        ["worker", "queue", "redis"],
+        ["worker's", "redis's"],
+    ),
 ]
 
 
