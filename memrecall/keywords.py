@@ -336,6 +336,15 @@ def _name_in_japanese(text: str, term: Term) -> bool:
     return bool(_JAPANESE_CHAR.match(after[:1]) or _JAPANESE_CHAR.match(before[-1:]))
 
 
+def _go_in_prose(text: str, term: Term) -> bool:
+    """`Go` capitalised inside an English sentence is the language ("in Go, how do I …", "a
+    newer Go release"); at a sentence's start it is the verb ("Go to the page", "OK, Go on")."""
+    if term.text != "Go":
+        return False
+    before = text[: term.start].rstrip()
+    return bool(before) and before[-1] not in ".!?;:,\n\"'`(「『"
+
+
 # Inflections a two-word glossary phrase may be typed with ("logged out", "rolling back",
 # "race conditions"): a stemmer would cost the prompt path an import; these suffice.
 _VERB_ENDINGS = (("ied", "y"), ("ing", ""), ("ing", "e"), ("ed", ""), ("ed", "e"), ("s", ""))
@@ -425,7 +434,7 @@ def extract(
         if len(t.text) >= 3 or (t.text.isupper() and len(t.text) >= 2) or t.text in SHORT_COMMANDS
     ]
     # Kept even when the word is a stopword: `Go のサービス` is the language, not the verb.
-    names = {t.start for t in english if _name_in_japanese(text, t)}
+    names = {t.start for t in english if _name_in_japanese(text, t) or _go_in_prose(text, t)}
     words += [Term(t.text, "word", t.start) for t in english if t.start in names]
     if known_phrases is not None and len(english) >= 2:
         phrases = _phrase_terms(text, english, known_phrases)

@@ -144,6 +144,11 @@ CASES: list[tuple[str, list[str], list[str]]] = [
         ["ECONNREFUSED", "127.0.0.1", "5432", "DB", "接続", "失敗"],
         ["127"],
     ),
+    # `Go` inside an English sentence is the language; at a sentence's start, the verb.
+    ("did a newer Go release change that?", ["newer", "go", "release"], []),
+    ("in Go, how do I read the caller", ["go", "caller"], []),
+    ("Go to the settings page", ["settings", "page"], ["go", "Go"]),
+    ("OK, Go on with the export", ["export"], ["go", "Go"]),
     # A possessive is its noun, as the notes write it.
     ("the card processor's endpoint timed out", ["card", "processor", "endpoint"], ["processor's"]),
     (
