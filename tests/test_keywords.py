@@ -156,6 +156,11 @@ CASES: list[tuple[str, list[str], list[str]]] = [
         ["worker", "queue", "redis"],
         ["worker's", "redis's"],
     ),
+    # What the prompt calls the memory itself names no topic: every note titled "…メモ" would
+    # match it. The word it hides in stays whole.
+    ("メモリが足りなくて落ちる件のメモ", ["メモリ"], ["メモ"]),
+    ("Did we ever finish the memo about webhook retries?", ["webhook"], ["finish", "memo"]),
+    ("the finished memos of the export job", ["export"], ["finished", "memos"]),
 ]
 
 
