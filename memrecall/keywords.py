@@ -365,7 +365,9 @@ def _phrase_terms(
     text: str, english: list[Term], known_phrases: Callable[[set[str]], set[str]]
 ) -> list[tuple[Term, Term, str]]:
     """Two adjacent English words that the glossary lists as one entry ("log out", "race
-    condition", "dead letter"), in the glossary's own spelling: (first, second, phrase)."""
+    condition", "dead letter"), in the glossary's own spelling: (first, second, phrase).
+    A hyphenated pair is also tried closed up, as one word the glossary lists: `re-send` is
+    resend, `roll-back` rollback, `web-hook` webhook."""
     pairs = []
     for first, second in zip(english, english[1:]):
         gap = text[first.start + len(first.text) : second.start]
@@ -373,7 +375,11 @@ def _phrase_terms(
             continue
         heads = _base_forms(first.text.lower(), _VERB_ENDINGS)
         tails = _base_forms(second.text.lower(), (("s", ""), ("es", "")))
-        pairs.append((first, second, [f"{h} {t}" for h in heads for t in tails]))
+        candidates = [f"{h} {t}" for h in heads for t in tails]
+        if gap == "-":
+            whole = first.text.lower()
+            candidates += [f"{whole}{t}" for t in tails]
+        pairs.append((first, second, candidates))
     if not pairs:
         return []
     known = known_phrases({c for _, _, candidates in pairs for c in candidates})

@@ -18,7 +18,10 @@ from memrecall.tokenize import tokenize_text
 def glossary_home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
     (isolated_home / "synonyms.txt").write_text(
-        "race condition, 競合状態\nlog out, logout, ログアウト\nroll back, rollback, 切り戻し\n",
+        (
+            "race condition, 競合状態\nlog out, logout, ログアウト\nroll back, rollback, 切り戻し\n"
+            "resend, resent, 再送\nwebhook, webhooks, ウェブフック\n"
+        ),
         encoding="utf-8",
     )
     return isolated_home
@@ -39,6 +42,11 @@ def _keywords(prompt: str) -> list[tuple[str, str]]:
         ("the job keeps logging out the admin", "log out"),
         ("rolled back the deploy twice", "roll back"),
         ("Rolling-back the deploy failed", "roll back"),
+        # A hyphenated pair closed up is the one word the glossary lists.
+        ("what is our re-send policy", "resend"),
+        ("we Re-Sent the invoice", "resent"),
+        ("the web-hooks fired twice", "webhook"),
+        ("a roll-back of the deploy", "roll back"),
     ],
 )
 def test_a_glossary_phrase_is_one_keyword_in_any_inflection(
@@ -62,6 +70,10 @@ def test_words_the_glossary_does_not_pair_stay_words(glossary_home: Path) -> Non
     found = _keywords("the race results and the condition flag")
     assert ("race condition", "phrase") not in found
     assert ("race", "word") in found and ("condition", "word") in found
+    # Closed up, `co-worker` is no word of the glossary: its words stay words.
+    found = _keywords("my co-worker saw the race")
+    assert not [text for text, kind in found if kind == "phrase"], found
+    assert ("worker", "word") in found
 
 
 @pytest.fixture
@@ -73,6 +85,8 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         "# ワーカーの競合状態\n\n二つのワーカーが同じ行を更新する。\n",
     )
     note(vault, "note/ワーカーの並列数.md", "# ワーカーの並列数\n\nワーカーは四つにした。\n")
+    note(vault, "note/Webhook の再送.md", "# Webhook の再送\n\n再送は3回まで、間隔は倍々にする。\n")
+    note(vault, "note/Webhook の署名.md", "# Webhook の署名\n\n署名は HMAC で検証する。\n")
     diary(vault)
     issues = [
         {
@@ -104,6 +118,13 @@ def _search(prompt: str, engine: str) -> dict[str, list[str]]:
 def test_an_english_phrase_finds_the_japanese_note(stores: Path, engine: str) -> None:
     refs = list(_search("we hit a race condition in the worker again", engine))
     assert refs[:1] == ["note/ワーカーの競合状態.md"]
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_a_hyphenated_word_finds_the_note_written_in_japanese(stores: Path, engine: str) -> None:
+    assert list(_search("what did we decide about the re-send of failed webhooks", engine))[
+        :1
+    ] == ["note/Webhook の再送.md"]
 
 
 @pytest.mark.parametrize("engine", ["rg", "index"])
