@@ -361,6 +361,25 @@ def _base_forms(word: str, endings: tuple[tuple[str, str], ...]) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
+_DEPENDS_ON = re.compile(r"depend(?:s|ed|ing)? (?:up)?on (?:the |their |its )?$")
+_DEPENDS_FILLER = frozenset({"on", "upon", "the", "their", "its"})
+
+
+def _dependent_on(text: str, english: list[Term]) -> list[tuple[Term, Term, list[str]]]:
+    """"depends on the order" says what "order-dependent" says: the glossary may list the
+    compound (順序依存) where a prompt spells it out."""
+    found = []
+    for index, term in enumerate(english):
+        if not term.text.lower().startswith("depend"):
+            continue
+        for later in english[index + 1 : index + 5]:
+            between = text[term.start : later.start].lower()
+            if _DEPENDS_ON.fullmatch(between) and later.text.lower() not in _DEPENDS_FILLER:
+                found.append((term, later, [f"{later.text.lower()}-dependent"]))
+                break
+    return found
+
+
 def _phrase_terms(
     text: str, english: list[Term], known_phrases: Callable[[set[str]], set[str]]
 ) -> list[tuple[Term, Term, str]]:
@@ -380,6 +399,7 @@ def _phrase_terms(
             whole = first.text.lower()
             candidates += [f"{whole}{t}" for t in tails]
         pairs.append((first, second, candidates))
+    pairs += _dependent_on(text, english)
     if not pairs:
         return []
     known = known_phrases({c for _, _, candidates in pairs for c in candidates})

@@ -21,6 +21,7 @@ def glossary_home(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (
             "race condition, 競合状態\nlog out, logout, ログアウト\nroll back, rollback, 切り戻し\n"
             "resend, resent, 再送\nwebhook, webhooks, ウェブフック\n"
+            "order-dependent, order dependent, 順序依存\n"
         ),
         encoding="utf-8",
     )
@@ -47,6 +48,10 @@ def _keywords(prompt: str) -> list[tuple[str, str]]:
         ("we Re-Sent the invoice", "resent"),
         ("the web-hooks fired twice", "webhook"),
         ("a roll-back of the deploy", "roll back"),
+        # Spelled out, "X-dependent" is "depends on the X".
+        ("tests fail depending on the order they run in", "order-dependent"),
+        ("the output depends on order", "order-dependent"),
+        ("Results Depended upon their order", "order-dependent"),
     ],
 )
 def test_a_glossary_phrase_is_one_keyword_in_any_inflection(
@@ -70,6 +75,9 @@ def test_words_the_glossary_does_not_pair_stay_words(glossary_home: Path) -> Non
     found = _keywords("the race results and the condition flag")
     assert ("race condition", "phrase") not in found
     assert ("race", "word") in found and ("condition", "word") in found
+    # "depends on" a word the glossary has no "-dependent" for stays as it was.
+    found = _keywords("whether it works depends on the platform")
+    assert ("platform", "word") in found and ("depends", "word") in found
     # Closed up, `co-worker` is no word of the glossary: its words stay words.
     found = _keywords("my co-worker saw the race")
     assert not [text for text, kind in found if kind == "phrase"], found
@@ -86,6 +94,12 @@ def stores(glossary_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     )
     note(vault, "note/ワーカーの並列数.md", "# ワーカーの並列数\n\nワーカーは四つにした。\n")
     note(vault, "note/Webhook の再送.md", "# Webhook の再送\n\n再送は3回まで、間隔は倍々にする。\n")
+    note(
+        vault,
+        "note/テストの順序依存.md",
+        "# テストの順序依存\n\ngo test -shuffle=on で洗い出した。timeNow を戻していなかった。\n",
+    )
+    note(vault, "note/テストの並列実行.md", "# テストの並列実行\n\nt.Parallel を付けて速くした。\n")
     note(vault, "note/Webhook の署名.md", "# Webhook の署名\n\n署名は HMAC で検証する。\n")
     diary(vault)
     issues = [
@@ -125,6 +139,14 @@ def test_a_hyphenated_word_finds_the_note_written_in_japanese(stores: Path, engi
     assert list(_search("what did we decide about the re-send of failed webhooks", engine))[
         :1
     ] == ["note/Webhook の再送.md"]
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_depending_on_the_order_finds_the_order_dependence_note(
+    stores: Path, engine: str
+) -> None:
+    found = _search("some tests fail depending on the order they run in, what was it", engine)
+    assert list(found)[:1] == ["note/テストの順序依存.md"]
 
 
 @pytest.mark.parametrize("engine", ["rg", "index"])
