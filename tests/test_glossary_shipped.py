@@ -1,6 +1,7 @@
 """The shipped glossary carries a Japanese prompt to the English issue that says the same thing
 in other words: 白黒 / モノクロ to "no color", 依存関係のループ to a dependency cycle, ページ送り
-to a pager, 複製データ型 to CRDT. A bare everyday word (ループ in "for ループ") stays itself."""
+to a pager, 複製データ型 to CRDT, インメモリ to in-memory. A bare everyday word (ループ in
+"for ループ") stays itself."""
 
 from __future__ import annotations
 
@@ -35,6 +36,31 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-mem1",
+        "title": 'In-memory databases fail with "no such table"',
+        "description": "A shared cache with several pooled connections loses the schema.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-rty1",
+        "title": "Retry once after a timeout",
+        "description": "A slow disk makes the first write of the export time out.",
+        "status": "open",
+    },
+    # Each shares every other word of its prompt with the round-ten issue above it.
+    {
+        "id": "bd-tbl2",
+        "title": "Database table not found after a rename",
+        "description": "The DB says the table is not found: the migration renamed the table.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-rty2",
+        "title": "Export times out on large repositories",
+        "description": "The export takes minutes and times out; the export then stops.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -61,6 +87,9 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("循環検出のクエリが何も返さない", "bd-cyc1"),
         ("一覧が長すぎるのでページ送りしながら読みたい", "bd-pg01"),
         ("競合しない複製データ型で作り直す案", "bd-crdt"),
+        # Round ten.
+        ("インメモリの DB だとテーブルが見つからないと言われる", "bd-mem1"),
+        ("the export should try again after it times out", "bd-rty1"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(
