@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -361,6 +362,8 @@ class _Scorer:
         self.now = now
         # Stretches of the prompt that a memory may hold word for word (verbatim_phrases).
         self.phrases: list[str] = []
+        # What the prompt quotes (「…」, "…", `…`): a memory whose title it is leads.
+        self.quoted: set[str] = set()
         # A title that holds a synonym of the keyword (起動 for 立ち上がり, startup for 起動)
         # is about it as much as one that holds the keyword itself.
         self.synonym_forms: dict[str, list[Pattern]] = {}
@@ -439,7 +442,7 @@ class _Scorer:
             ):
                 result.distinctive = True
         result.coverage = covered / self.total_weight
-        if cand.verbatim:
+        if cand.verbatim or (self.quoted and with_fields and _titled(doc, self.quoted)):
             raw *= ranking.VERBATIM_BOOST
         factor = 1.0
         if with_fields:
@@ -636,6 +639,7 @@ def search(
     patterns = build_patterns(keywords, synonyms)
     scorer = _Scorer(keywords, settings.now, patterns)
     scorer.phrases = verbatim_phrases(text)
+    scorer.quoted = quoted_spans(text)
     hits: list[Hit] | None = None
     if stores is None and settings.index.enabled:
         hits = _search_index(keywords, patterns, scorer, settings, outcome, limit, only, deadline)
@@ -986,6 +990,37 @@ def verbatim_phrases(text: str) -> list[str]:
         if len(words) >= 4 and len(piece.strip()) >= 20:
             found.append(" ".join(words).casefold())
     return found
+
+
+_QUOTED = re.compile(
+    r"「([^「」]+)」|『([^『』]+)』|“([^“”]+)”|\"([^\"]+)\"|`([^`]+)`"
+    r"|(?<![A-Za-z0-9])'([^']+)'(?![A-Za-z0-9])"
+)
+
+
+def quoted_spans(text: str) -> set[str]:
+    """What a prompt quotes, case-folded with its spaces collapsed: 「Issue 2」の件, "Rapid
+    3", 'Reuse instructions across the vault'. Quoting a title names the memory as plainly
+    as its id does, even where the title is all everyday words and numbers."""
+    if not text:
+        return set()
+    normal = unicodedata.normalize("NFKC", text)
+    spans = set()
+    for match in _QUOTED.finditer(normal):
+        span = _SPACES.sub(" ", next(g for g in match.groups() if g is not None)).strip()
+        if 2 <= len(span) <= 200:
+            spans.add(span.casefold())
+    return spans
+
+
+def _titled(doc: Document, quoted: set[str]) -> bool:
+    """Whether the prompt quotes this memory's title (or a note's file name) whole."""
+    names = (doc.title, doc.path.stem if doc.path.suffix == ".md" else "")
+    return any(
+        _SPACES.sub(" ", unicodedata.normalize("NFKC", name)).strip().casefold() in quoted
+        for name in names
+        if name
+    )
 
 
 def _holds_phrase(doc: Document, phrases: list[str]) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from _index_fixtures import chores, diary, export, note, searched
 
-from memrecall.search import verbatim_phrases
+from memrecall.search import quoted_spans, verbatim_phrases
 
 
 @pytest.mark.parametrize(
@@ -82,3 +82,59 @@ def test_the_same_words_in_another_order_win_nothing(stores: Path, engine: str) 
     prompt = "found no database for beads ってエラーが出た"
     refs = [hit.ref for hit in searched(prompt, engine).hits]
     assert refs and refs[0] != "bd-msg1", refs
+
+
+# --- a quoted title -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prompt", "spans"),
+    [
+        ("「Issue 2」の件、どうなったっけ", {"issue 2"}),
+        ("前に書いた『雑記13』のメモ", {"雑記13"}),
+        ("what happened to “Performance  Test 4”?", {"performance test 4"}),
+        ('the "Reuse instructions" page and `bd sync`', {"reuse instructions", "bd sync"}),
+        ("Did we finish 'Rapid 3'?", {"rapid 3"}),
+        # An apostrophe inside a word quotes nothing.
+        ("don't touch the user's config, it's fine", set()),
+    ],
+)
+def test_what_a_prompt_quotes(prompt: str, spans: set[str]) -> None:
+    assert quoted_spans(prompt) == spans
+
+
+@pytest.fixture
+def numbered(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Six issues and twenty notes whose titles differ only in a number."""
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    vault = tmp_path / "vault"
+    diary(vault)
+    issues = [
+        {
+            "id": f"bd-pf{n}",
+            "title": f"Performance test {n}",
+            "description": "Measure the export with a large database.",
+            "status": "open",
+        }
+        for n in range(1, 7)
+    ]
+    beads = export(tmp_path / "proj" / ".beads" / "issues.jsonl", issues + chores()).parent
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
+    monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
+    return tmp_path
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+@pytest.mark.parametrize(
+    ("prompt", "ref"),
+    [
+        ("「Performance test 4」の件、どうなったっけ", "bd-pf4"),
+        ("Whatever happened to 'performance test 5'?", "bd-pf5"),
+        ("前に書いた『雑記13』のメモ、なんだっけ", "note/雑記13.md"),
+    ],
+)
+def test_the_memory_whose_title_is_quoted_leads(
+    numbered: Path, engine: str, prompt: str, ref: str
+) -> None:
+    refs = [hit.ref for hit in searched(prompt, engine).hits]
+    assert refs[:1] == [ref], refs
