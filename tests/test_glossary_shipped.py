@@ -61,6 +61,18 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-rec1",
+        "title": "Recurring tasks due on the 31st",
+        "description": "Fixed in the date parser.",
+        "status": "open",
+    },
+    {
+        "id": "bd-rec2",
+        "title": "Completed tasks skip the next month",
+        "description": "Completing a task skips the next month: completed tasks skip months.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -90,6 +102,7 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         # Round ten.
         ("インメモリの DB だとテーブルが見つからないと言われる", "bd-mem1"),
         ("the export should try again after it times out", "bd-rty1"),
+        ("繰り返しのタスクを完了すると次の月を飛ばしてしまう", "bd-rec1"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(

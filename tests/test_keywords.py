@@ -285,6 +285,23 @@ def test_limit_keeps_the_first_keywords(analyzer: Analyzer, shipped: set[str]) -
 
 
 @pytest.mark.parametrize("name", ["sudachi", "mecab"])
+@pytest.mark.parametrize(
+    ("prompt", "kept", "dropped"),
+    [
+        ("一覧を10件表示にしたい", "表示", "件表示"),
+        ("毎月31日指定のタスクが飛ぶ", "指定", "日指定"),
+        ("3回目のリトライで落ちる", "リトライ", "回目"),
+    ],
+)
+def test_a_counter_after_its_number_heads_no_compound(
+    name: str, shipped: set[str], prompt: str, kept: str, dropped: str
+) -> None:
+    analyzer, _ = resolve(name)
+    got = texts(prompt, analyzer, shipped)
+    assert kept in got and dropped not in got, got
+
+
+@pytest.mark.parametrize("name", ["sudachi", "mecab"])
 def test_analysers_find_hiragana_nouns(name: str, shipped: set[str]) -> None:
     # The regex backend cannot see nouns spelt with hiragana; the dictionaries can.
     got = texts("しきい値の設定ミスで取り込み処理が遅い", resolve(name)[0], shipped)

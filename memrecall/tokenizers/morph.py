@@ -60,7 +60,16 @@ class Morph:
 def _runs(morphs: list[Morph]) -> list[list[Morph]]:
     runs: list[list[Morph]] = []
     current: list[Morph] = []
+    previous: Morph | None = None
     for morph in morphs:
+        counted, previous = _counts(previous, morph), morph
+        if counted:
+            # `10件表示`, `31日指定`: a counter after its number is a count, not the head of a
+            # compound (`件表示` is no word a memory holds); `表示` stays a keyword.
+            if current:
+                runs.append(current)
+            current = []
+            continue
         if morph.is_joinable and (not current or current[-1].end == morph.begin):
             current.append(morph)
             continue
@@ -70,6 +79,15 @@ def _runs(morphs: list[Morph]) -> list[list[Morph]]:
     if current:
         runs.append(current)
     return runs
+
+
+def _counts(previous: Morph | None, morph: Morph) -> bool:
+    return (
+        previous is not None
+        and previous.pos2 == "数詞"
+        and previous.end == morph.begin
+        and morph.pos3 == "助数詞可能"
+    )
 
 
 def _trim(run: list[Morph]) -> list[Morph]:
