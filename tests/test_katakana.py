@@ -64,13 +64,13 @@ def stores(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         {
             "id": "bd-kt1",
             "title": "Memory grows without bound",
-            "description": "メモリが 2GB を超えて OOM で落ちる。",
+            "description": "ブロックが 2GB を超えて OOM で落ちる。",
             "status": "open",
         },
         {
             "id": "bd-kt2",
             "title": "Release checklist",
-            "description": "リリース前のメモ: タグを打ってから changelog を書く。",
+            "description": "リリース前のロック: タグを打ってから changelog を書く。",
             "status": "open",
         },
     ] + chores()
@@ -86,7 +86,7 @@ def stores(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     [
         ("ログの保存期間って何日だっけ", "note/ログの保存期間.md", "note/ブログの移行.md"),
         ("ファイルの権限", None, "note/プロファイル.md"),
-        ("リリースのメモどこ？", "bd-kt2", "bd-kt1"),
+        ("リリースのロックどこ？", "bd-kt2", "bd-kt1"),
     ],
 )
 def test_search_finds_katakana_words_not_their_look_alikes(
@@ -100,6 +100,6 @@ def test_search_finds_katakana_words_not_their_look_alikes(
 
 @pytest.mark.parametrize("engine", ["rg", "index"])
 def test_a_snippet_never_quotes_the_look_alike_line(stores: Path, engine: str) -> None:
-    hits = {hit.ref: hit for hit in searched("メモ", engine).hits}
+    hits = {hit.ref: hit for hit in searched("ロック", engine).hits}
     assert "bd-kt1" not in hits
-    assert "メモ:" in hits["bd-kt2"].snippet
+    assert "ロック:" in hits["bd-kt2"].snippet
