@@ -71,6 +71,7 @@ SETS = {
     "dev8": HERE / "recall_sets" / "dev8.json",
     "dev9": HERE / "recall_sets" / "dev9.json",
     "dev10": HERE / "recall_sets" / "dev10.json",
+    "dev11": HERE / "recall_sets" / "dev11.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -197,7 +198,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev10 | test | legacy (repeatable; default: dev)",
+        help="dev … dev11 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
