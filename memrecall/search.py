@@ -1004,23 +1004,23 @@ def quoted_spans(text: str) -> set[str]:
     as its id does, even where the title is all everyday words and numbers."""
     if not text:
         return set()
-    normal = unicodedata.normalize("NFKC", text)
     spans = set()
-    for match in _QUOTED.finditer(normal):
-        span = _SPACES.sub(" ", next(g for g in match.groups() if g is not None)).strip()
+    for match in _QUOTED.finditer(unicodedata.normalize("NFKC", text)):
+        span = _folded_name(next(g for g in match.groups() if g is not None))
         if 2 <= len(span) <= 200:
-            spans.add(span.casefold())
+            spans.add(span)
     return spans
+
+
+def _folded_name(text: str) -> str:
+    """A title as quoted_spans compares it: NFKC, spaces collapsed, case-folded."""
+    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text)).strip().casefold()
 
 
 def _titled(doc: Document, quoted: set[str]) -> bool:
     """Whether the prompt quotes this memory's title (or a note's file name) whole."""
     names = (doc.title, doc.path.stem if doc.path.suffix == ".md" else "")
-    return any(
-        _SPACES.sub(" ", unicodedata.normalize("NFKC", name)).strip().casefold() in quoted
-        for name in names
-        if name
-    )
+    return any(_folded_name(name) in quoted for name in names if name)
 
 
 def _holds_phrase(doc: Document, phrases: list[str]) -> bool:
