@@ -74,6 +74,9 @@ _JAPANESE_PHRASE = re.compile(
 # A noun made a verb with する (`起動しない`, `接続できない`): the analyser's lemma is する.
 _SURU_VERB = re.compile(r"[\u3400-\u9fff\u30a1-\u30fa](?:し|でき|され|させ)")
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f,|]{4,}")
+# A negated predicate (`終わらない`, `繋がらない`): the analyser's lemma (終わる) drops the
+# negation the symptom is made of, so the text itself is looked for, in any tense.
+NEGATED_ENDINGS = ("ない", "なく", "なかっ")
 # By the identity of a file's cached lines (`_cache` keeps them alive, and an edited file
 # gets new ones).
 _phrases_cache: dict[int, list[str]] = {}
@@ -101,12 +104,31 @@ def japanese_phrases_in(paths: Iterable[Path], text: str) -> list[str]:
                     if _edge(joined, m.start() - 1, -1)
                     and _edge(joined, m.end(), 1)
                     and _JAPANESE_PHRASE.match(m.group())
-                    and (not is_predicate(m.group()) or _SURU_VERB.search(m.group()))
+                    and (
+                        not is_predicate(m.group())
+                        or _SURU_VERB.search(m.group())
+                        or m.group().endswith("ない")
+                    )
                 }
             )
             _phrases_cache[key] = phrases
-        found += [phrase for phrase in phrases if phrase in text]
+        found += [phrase for phrase in phrases if phrase_at(text, phrase) >= 0]
     return found
+
+
+def phrase_at(text: str, phrase: str) -> int:
+    """Where `text` writes a glossary phrase: as listed, or, for a negated predicate, in
+    another tense (`終わらなかった`, `繋がらなくて` for `終わらない`, `繋がらない`); -1 if
+    nowhere."""
+    at = text.find(phrase)
+    if at >= 0 or not phrase.endswith("ない"):
+        return at
+    stem = phrase[:-2]
+    for ending in NEGATED_ENDINGS[1:]:
+        at = text.find(stem + ending)
+        if at >= 0:
+            return at
+    return -1
 
 
 class _Table:

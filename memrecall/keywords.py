@@ -475,8 +475,10 @@ def extract(
         kept = known_predicates(lemmas) if known_predicates else set()
         japanese = [t for t in japanese if t.kind != "predicate" or t.text in kept]
     if japanese_phrases is not None and masked.strip("\u3000 \n\t"):
+        from .glossary import phrase_at
+
         for phrase in japanese_phrases(masked):
-            at = masked.find(phrase)
+            at = phrase_at(masked, phrase)
             end = at + len(phrase)
             japanese = [
                 Term(t.text, "part", t.start, t.rank + 1)

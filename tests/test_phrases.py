@@ -179,6 +179,33 @@ def test_a_japanese_glossary_phrase_is_one_keyword_with_its_nouns_as_pieces(
     assert (piece, "compound") not in found and (piece, "noun") not in found
 
 
+@pytest.mark.parametrize("engine", ["sudachi", "mecab"])
+@pytest.mark.parametrize(
+    ("prompt", "phrase"),
+    [
+        ("bd import がいつまでも終わらない", "終わらない"),
+        ("昨日の移行は朝まで終わらなかった", "終わらない"),
+        ("終わらなくて困ってる", "終わらない"),
+        ("VPN 越しだと DB に繋がらない", "繋がらない"),
+        ("ステージングに繋がらなかったのはなぜ", "繋がらない"),
+        ("新しい SDK とは互換性がない", "互換性がない"),
+    ],
+)
+def test_a_negated_glossary_predicate_is_found_in_any_tense(
+    isolated_home: Path, engine: str, prompt: str, phrase: str
+) -> None:
+    # The analysers' lemma (終わる, 繋がる) drops the negation that makes it a symptom.
+    settings = load_settings()
+    keywords, _ = tokenize_text(prompt, engine, settings)
+    assert (phrase, "compound") in {(k.text, k.subkind) for k in keywords}
+
+
+def test_an_affirmative_predicate_is_not_its_negation(isolated_home: Path) -> None:
+    settings = load_settings()
+    keywords, _ = tokenize_text("移行が朝までに終わった", "sudachi", settings)
+    assert "終わらない" not in {k.text for k in keywords}
+
+
 def test_a_dictionary_form_verb_stays_a_predicate_not_a_phrase(isolated_home: Path) -> None:
     settings = load_settings()
     keywords, _ = tokenize_text("bd list が固まった", "sudachi", settings)
