@@ -72,6 +72,7 @@ SETS = {
     "dev9": HERE / "recall_sets" / "dev9.json",
     "dev10": HERE / "recall_sets" / "dev10.json",
     "dev11": HERE / "recall_sets" / "dev11.json",
+    "dev12": HERE / "recall_sets" / "dev12.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -198,7 +199,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev11 | test | legacy (repeatable; default: dev)",
+        help="dev … dev12 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
