@@ -480,11 +480,15 @@ def extract(
         for phrase in japanese_phrases(masked):
             at = phrase_at(masked, phrase)
             end = at + len(phrase)
+            # A verb inside the phrase (切り戻す in 切り戻し, 閉じる in 閉じた理由) is the phrase's
+            # meaning already; kept apart, it would take the phrase's synonyms as its own and
+            # leave the phrase matching nothing.
             japanese = [
                 Term(t.text, "part", t.start, t.rank + 1)
-                if at <= t.start and t.start + len(t.text) <= end and t.kind != "predicate"
+                if at <= t.start and t.start + len(t.text) <= end
                 else t
                 for t in japanese
+                if t.kind != "predicate" or not at <= t.start < end
             ]
             japanese.append(Term(phrase, "compound", at))
     terms = sorted(id_terms + words + japanese, key=lambda t: (t.start, t.rank))

@@ -1,7 +1,7 @@
 """The shipped glossary carries a Japanese prompt to the English issue that says the same thing
 in other words: 白黒 / モノクロ to "no color", 依存関係のループ to a dependency cycle, ページ送り
-to a pager, 複製データ型 to CRDT, インメモリ to in-memory. A bare everyday word (ループ in
-"for ループ") stays itself."""
+to a pager, 複製データ型 to CRDT, インメモリ to in-memory, 重要度 to priority, 出てこない to
+"shows empty", 秘密鍵 to an ssh key. A bare everyday word (ループ in "for ループ") stays itself."""
 
 from __future__ import annotations
 
@@ -72,6 +72,67 @@ ISSUES = [
         "description": "Completing a task skips the next month: completed tasks skip months.",
         "status": "open",
     },
+    # Round eleven, each followed by an issue sharing the prompt's other words.
+    {
+        "id": "bd-imp1",
+        "title": "bd import hangs on a small JSONL",
+        "description": "Importing 208 issues never returns.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-imp2",
+        "title": "bd import counts of the JSONL",
+        "description": "bd import prints how many JSONL lines it read.",
+        "status": "open",
+    },
+    {
+        "id": "bd-pri1",
+        "title": "Claude sends 'medium' as the priority",
+        "description": "Then the command fails.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-pri2",
+        "title": "Claude errors loop",
+        "description": "Claude repeats the same errors, errors again.",
+        "status": "open",
+    },
+    {
+        "id": "bd-blk1",
+        "title": "bd blocked shows empty",
+        "description": "Issues whose status is blocked are missing.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-blk2",
+        "title": "Blocked issues in the status view",
+        "description": "The status view counts blocked issues.",
+        "status": "open",
+    },
+    {
+        "id": "bd-ssh1",
+        "title": "Use the host's ssh key during docker build",
+        "description": "Mount it with --mount=type=ssh to clone a private repository.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-ssh2",
+        "title": "Clone private repositories for the image",
+        "description": "The image clones every private repository.",
+        "status": "open",
+    },
+    {
+        "id": "bd-rb01",
+        "title": "Rollback plan for the December release",
+        "description": "Revert the image tag; migrations stay.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-rb02",
+        "title": "Image size of the worker",
+        "description": "The image grew; shrink the image.",
+        "status": "open",
+    },
     {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
@@ -103,6 +164,12 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("インメモリの DB だとテーブルが見つからないと言われる", "bd-mem1"),
         ("the export should try again after it times out", "bd-rty1"),
         ("繰り返しのタスクを完了すると次の月を飛ばしてしまう", "bd-rec1"),
+        # Round eleven.
+        ("JSONL を bd import で取り込むといつまでも終わらない", "bd-imp1"),
+        ("Claude が重要度を変な言葉で渡してくる", "bd-pri1"),
+        ("ステータスが blocked の issue がコマンドに出てこない", "bd-blk1"),
+        ("イメージのビルド中に秘密鍵でプライベートリポジトリを clone したい", "bd-ssh1"),
+        ("切り戻しはイメージを戻すだけでいい?", "bd-rb01"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(

@@ -200,6 +200,19 @@ def test_a_negated_glossary_predicate_is_found_in_any_tense(
     assert (phrase, "compound") in {(k.text, k.subkind) for k in keywords}
 
 
+@pytest.mark.parametrize("engine", ["sudachi", "mecab"])
+def test_a_verb_inside_a_glossary_phrase_does_not_stand_for_it(
+    isolated_home: Path, engine: str
+) -> None:
+    # 切り戻し is the analysers' 切り戻す: kept apart, the verb took the phrase's synonyms
+    # (rollback) and a note saying rollback matched the phrase not at all.
+    settings = load_settings()
+    keywords, _ = tokenize_text("切り戻しはイメージを戻すだけ", engine, settings)
+    found = {(k.text, k.subkind) for k in keywords}
+    assert ("切り戻し", "compound") in found
+    assert not [text for text, subkind in found if subkind == "predicate" and "切り" in text]
+
+
 def test_an_affirmative_predicate_is_not_its_negation(isolated_home: Path) -> None:
     settings = load_settings()
     keywords, _ = tokenize_text("移行が朝までに終わった", "sudachi", settings)
