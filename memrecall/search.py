@@ -559,13 +559,21 @@ def _near_duplicate(a: Hit, b: Hit) -> bool:
 
 
 def _collapse(hits: list[Hit]) -> list[Hit]:
-    """Drop near-duplicates; the newer copy stays, at the better of the two ranks."""
+    """Drop near-duplicates; the newer copy stays, at the better of the two ranks. An older
+    memory that matched what the newer one does not say (a resumed session's summary leaves
+    out the first day's findings) is no duplicate for this prompt: both stay. One issue in
+    two exports is one issue whatever each says: its newer state stays alone."""
     kept: list[Hit] = []
     for hit in hits:
         twin = next((k for k in kept if _near_duplicate(hit, k)), None)
         if twin is None:
             kept.append(hit)
-        elif hit.date and twin.date and hit.date > twin.date:
+            continue
+        newer_is_hit = bool(hit.date and twin.date and hit.date > twin.date)
+        older, newer = (twin, hit) if newer_is_hit else (hit, twin)
+        if older.ref != newer.ref and not set(older.matched) <= set(newer.matched):
+            kept.append(hit)
+        elif newer_is_hit:
             kept[kept.index(twin)] = hit
     return kept
 

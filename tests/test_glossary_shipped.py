@@ -1,7 +1,8 @@
 """The shipped glossary carries a Japanese prompt to the English issue that says the same thing
 in other words: 白黒 / モノクロ to "no color", 依存関係のループ to a dependency cycle, ページ送り
 to a pager, 複製データ型 to CRDT, インメモリ to in-memory, 重要度 to priority, 出てこない to
-"shows empty", 秘密鍵 to an ssh key. A bare everyday word (ループ in "for ループ") stays itself."""
+"shows empty", 秘密鍵 to an ssh key, 墓標 to a tombstone. A bare everyday word (ループ in
+"for ループ") stays itself."""
 
 from __future__ import annotations
 
@@ -134,6 +135,42 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-tmb1",
+        "title": "Tombstones are dropped by a merge",
+        "description": "A deleted issue comes back.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-tmb2",
+        "title": "Merge keeps closed issues",
+        "description": "The merge driver keeps both sides of a merge.",
+        "status": "open",
+    },
+    {
+        "id": "bd-ntf1",
+        "title": "Clear Notification Center banners from a script",
+        "description": "AppleScript closes them all at once on macOS.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-ntf2",
+        "title": "A script for macOS window layouts",
+        "description": "It moves the windows.",
+        "status": "open",
+    },
+    {
+        "id": "bd-rfi1",
+        "title": "Keep refresh_interval at 30s",
+        "description": "One second loads the cluster too much.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-rfi2",
+        "title": "Index size grows every week",
+        "description": "The index doubles; shrink the index.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -170,6 +207,9 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("ステータスが blocked の issue がコマンドに出てこない", "bd-blk1"),
         ("イメージのビルド中に秘密鍵でプライベートリポジトリを clone したい", "bd-ssh1"),
         ("切り戻しはイメージを戻すだけでいい?", "bd-rb01"),
+        ("墓標がマージで消える", "bd-tmb1"),
+        ("macOS のお知らせバナーをスクリプトで全部消したい", "bd-ntf1"),
+        ("インデックスの更新間隔をもっと短くできない?", "bd-rfi1"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(
