@@ -169,7 +169,11 @@ def _ascii_matcher(text: str) -> re.Pattern[str] | None:
 def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> list[Pattern]:
     patterns: list[Pattern] = []
     seen: set[str] = set()
-    for keyword in keywords:
+    # A word two keywords share (`export` for エクスポート and 書き出す) is found for the first
+    # that asks for it; a noun asks first, because only nouns count towards how much of the
+    # prompt a memory covers, and a verb that took them all would leave the noun matching
+    # nothing.
+    for keyword in sorted(keywords, key=lambda k: k.kind == "predicate"):
         # A predicate is found in any of its conjugations, and so is a synonym that is one.
         # A quantity or a month in each of its spellings (5秒, 5 seconds, 5s; 12月, December).
         own = (

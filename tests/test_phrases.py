@@ -232,3 +232,11 @@ def test_a_users_japanese_phrase_counts_too(isolated_home: Path) -> None:
     settings.user_synonyms.write_text("請求書の締め日, billing cutoff\n", encoding="utf-8")
     keywords, _ = tokenize_text("請求書の締め日を変えた件", "sudachi", settings)
     assert ("請求書の締め日", "compound") in {(k.text, k.subkind) for k in keywords}
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_a_noun_and_a_verb_of_one_meaning_both_count(stores: Path, engine: str) -> None:
+    # 書き出す and エクスポート both mean export: the verb no longer takes the word `export`
+    # for itself, which left the noun matching nothing and the memory covering less.
+    matched = _search("ログを書き出すとエクスポートがタイムアウトする", engine)
+    assert "エクスポート" in matched["bd-l0g2"]
