@@ -187,6 +187,38 @@ def load_synonyms(
     return groups
 
 
+_PLAIN_ENGLISH = re.compile(r"[a-z]+")
+
+
+def add_inflections(
+    paths: Iterable[Path], keys: Iterable[str], groups: dict[str, set[str]]
+) -> None:
+    """An English word typed in another inflection than the glossary lists (`carts`,
+    `flipped`) takes the group of the form it does list (`cart`, `flip`): the same stem, as
+    the index counts it. Only words with no group of their own, and only by a whole stem."""
+    from .keywords import term_key
+
+    paths = list(paths)
+    missing: dict[str, str] = {}
+    for key in keys:
+        if key in groups or not _PLAIN_ENGLISH.fullmatch(key):
+            continue
+        stem = term_key(key)
+        if stem != key:
+            missing[key] = stem
+    if not missing:
+        return
+    found = load_synonyms(paths, set(missing.values()))
+    by_stem: dict[str, set[str]] = {}
+    for word, group in found.items():
+        if _PLAIN_ENGLISH.fullmatch(word):
+            by_stem.setdefault(term_key(word), group)
+    for key, stem in missing.items():
+        group = by_stem.get(stem)
+        if group is not None:
+            groups[key] = group
+
+
 def known_words(paths: Iterable[Path], words: Iterable[str]) -> set[str]:
     """Which of `words` (case-folded) the glossary lists as a whole word of some group."""
     table = _Table(paths)

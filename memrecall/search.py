@@ -18,7 +18,7 @@ from typing import Any, Iterable
 
 from . import ranking
 from .config import Settings
-from .glossary import glossary_files, load_synonyms, predicate_forms
+from .glossary import add_inflections, glossary_files, load_synonyms, predicate_forms
 from .katakana import is_katakana, stands_alone
 from .keywords import Keyword, quantity_forms
 from .redact import redact_fast
@@ -644,6 +644,7 @@ def search(
 
             paths.append(index_home(settings) / "aliases.txt")  # notes' titles and aliases
         synonyms = load_synonyms(paths, {k.key for k in keywords})
+        add_inflections(paths, [k.key for k in keywords], synonyms)
         from .loanwords import add_compound_english, add_origins
 
         add_origins([(k.key, k.text) for k in keywords], synonyms)

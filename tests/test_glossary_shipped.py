@@ -171,6 +171,30 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-crt1",
+        "title": "カートの割引表示がずれる",
+        "description": "定率クーポンの端数。",
+        "status": "closed",
+    },
+    {
+        "id": "bd-crt2",
+        "title": "Wrong discount on the invoice",
+        "description": "The invoice shows the wrong discount.",
+        "status": "open",
+    },
+    {
+        "id": "bd-ctx1",
+        "title": "Context menu on a Kanban card",
+        "description": "Offer the edit item only for a task.",
+        "status": "open",
+    },
+    {
+        "id": "bd-ctx2",
+        "title": "Kanban card colours",
+        "description": "A card shows its colour; cards in a column share it.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -208,6 +232,10 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("イメージのビルド中に秘密鍵でプライベートリポジトリを clone したい", "bd-ssh1"),
         ("切り戻しはイメージを戻すだけでいい?", "bd-rb01"),
         ("墓標がマージで消える", "bd-tmb1"),
+        # An inflection the glossary does not list finds the group of the one it does.
+        ("the carts show a wrong discount", "bd-crt1"),
+        ("right-clicking a Kanban card", "bd-ctx1"),
+        ("Kanban のカードを右クリックしたとき", "bd-ctx1"),
         ("macOS のお知らせバナーをスクリプトで全部消したい", "bd-ntf1"),
         ("インデックスの更新間隔をもっと短くできない?", "bd-rfi1"),
     ],
