@@ -214,9 +214,8 @@ def add_inflections(
         if _PLAIN_ENGLISH.fullmatch(word):
             by_stem.setdefault(term_key(word), group)
     for key, stem in missing.items():
-        group = by_stem.get(stem)
-        if group is not None:
-            groups[key] = group
+        if stem in by_stem:
+            groups[key] = by_stem[stem]
 
 
 def known_words(paths: Iterable[Path], words: Iterable[str]) -> set[str]:
