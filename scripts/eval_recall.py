@@ -73,6 +73,7 @@ SETS = {
     "dev10": HERE / "recall_sets" / "dev10.json",
     "dev11": HERE / "recall_sets" / "dev11.json",
     "dev12": HERE / "recall_sets" / "dev12.json",
+    "dev13": HERE / "recall_sets" / "dev13.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -199,7 +200,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev12 | test | legacy (repeatable; default: dev)",
+        help="dev … dev13 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
