@@ -195,6 +195,30 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-nf01",
+        "title": "bd delete: issues not found",
+        "description": "Closed ones fail.",
+        "status": "open",
+    },
+    {
+        "id": "bd-nf02",
+        "title": "Bulk delete of closed issues",
+        "description": "Delete many closed issues at once; closed issues only.",
+        "status": "open",
+    },
+    {
+        "id": "bd-cb01",
+        "title": "Code block under a task is hidden",
+        "description": "Indented under the checkbox.",
+        "status": "open",
+    },
+    {
+        "id": "bd-cb02",
+        "title": "Indent of a task under a checkbox",
+        "description": "The checkbox indent is lost; indent twice.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -235,6 +259,8 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         # An inflection the glossary does not list finds the group of the one it does.
         ("the carts show a wrong discount", "bd-crt1"),
         ("right-clicking a Kanban card", "bd-ctx1"),
+        ("closed の issue を delete すると見つからないと言われる", "bd-nf01"),
+        ("チェックボックスの下にインデントしたコードスニペットが消える", "bd-cb01"),
         ("Kanban のカードを右クリックしたとき", "bd-ctx1"),
         ("macOS のお知らせバナーをスクリプトで全部消したい", "bd-ntf1"),
         ("インデックスの更新間隔をもっと短くできない?", "bd-rfi1"),
