@@ -206,9 +206,12 @@ def add_inflections(
         stem = term_key(key)
         if stem != key:
             missing[key] = stem
-    if not missing:
+    # Most inflected words of a prompt have no group in any form: one whole-word look for
+    # the stem spares parsing the lines that merely hold it (`show` is inside many).
+    listed = known_words(paths, set(missing.values()))
+    if not listed:
         return
-    found = load_synonyms(paths, set(missing.values()))
+    found = load_synonyms(paths, listed)
     by_stem: dict[str, set[str]] = {}
     for word, group in found.items():
         if _PLAIN_ENGLISH.fullmatch(word):
