@@ -206,9 +206,12 @@ def add_inflections(
         stem = term_key(key)
         if stem != key:
             missing[key] = stem
-    # Most inflected words of a prompt have no group in any form: one whole-word look for
-    # the stem spares parsing the lines that merely hold it (`show` is inside many).
-    listed = known_words(paths, set(missing.values()))
+    # Most inflected words of a prompt have no group in any form: looking for the listed
+    # words that begin with the stem spares parsing every line that merely holds it (`show`
+    # is inside many).
+    table = _Table(paths)
+    listed = {word for stem in set(missing.values()) for word in _words_from(table, stem)}
+    listed = {word for word in listed if term_key(word) in missing.values()}
     if not listed:
         return
     found = load_synonyms(paths, listed)
@@ -219,6 +222,22 @@ def add_inflections(
     for key, stem in missing.items():
         if stem in by_stem:
             groups[key] = by_stem[stem]
+
+
+def _words_from(table: _Table, stem: str) -> set[str]:
+    """The glossary's whole English words that begin with `stem` (`pinning` for `pin`)."""
+    text = table.folded
+    words: set[str] = set()
+    at = text.find(stem)
+    while at >= 0:
+        end = at + len(stem)
+        if _edge(text, at - 1, -1):
+            while end < len(text) and "a" <= text[end] <= "z":
+                end += 1
+            if _edge(text, end, 1):
+                words.add(text[at:end])
+        at = text.find(stem, at + 1)
+    return words
 
 
 def known_words(paths: Iterable[Path], words: Iterable[str]) -> set[str]:

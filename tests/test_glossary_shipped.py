@@ -277,3 +277,17 @@ def test_a_japanese_prompt_finds_the_english_issue(
 def test_an_everyday_loop_is_not_a_dependency_cycle(project: Path, engine: str) -> None:
     refs = [hit.ref for hit in searched("この for ループを速くしたい", engine).hits]
     assert "bd-cyc1" not in refs
+
+
+def test_an_inflection_takes_the_group_of_the_form_the_glossary_lists(isolated_home: Path) -> None:
+    from memrecall.config import load_settings
+    from memrecall.glossary import add_inflections, glossary_files, load_synonyms
+
+    paths = glossary_files(load_settings())
+    groups = load_synonyms(paths, {"pinned", "carts", "folks"})
+    # The glossary lists `pinning` and `cart`, never `pinned` or `carts`.
+    assert "pinned" not in groups and "carts" not in groups
+    add_inflections(paths, ["pinned", "carts", "folks"], groups)
+    assert "バージョン固定" in groups["pinned"]
+    assert "カート" in groups["carts"]
+    assert "folks" not in groups
