@@ -219,6 +219,18 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-js01",
+        "title": "Smoke test: JS setting disabled",
+        "description": "These queries should fail.",
+        "status": "open",
+    },
+    {
+        "id": "bd-js02",
+        "title": "Query settings page",
+        "description": "Group the query settings; settings for queries.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -259,6 +271,7 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         # An inflection the glossary does not list finds the group of the one it does.
         ("the carts show a wrong discount", "bd-crt1"),
         ("right-clicking a Kanban card", "bd-ctx1"),
+        ("which queries break with JavaScript turned off in the settings", "bd-js01"),
         ("closed の issue を delete すると見つからないと言われる", "bd-nf01"),
         ("チェックボックスの下にインデントしたコードスニペットが消える", "bd-cb01"),
         ("Kanban のカードを右クリックしたとき", "bd-ctx1"),
