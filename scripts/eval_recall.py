@@ -74,6 +74,7 @@ SETS = {
     "dev11": HERE / "recall_sets" / "dev11.json",
     "dev12": HERE / "recall_sets" / "dev12.json",
     "dev13": HERE / "recall_sets" / "dev13.json",
+    "dev14": HERE / "recall_sets" / "dev14.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -200,7 +201,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev13 | test | legacy (repeatable; default: dev)",
+        help="dev … dev14 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
