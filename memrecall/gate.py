@@ -43,7 +43,11 @@ _CUE_JA = re.compile(
     r"(?:予定|つもり)だった"
 )
 _CUE_EN = re.compile(
-    r"\b(?:last time|remind me|remember|recall|did we|"
+    r"\b(?:last time|remind me|recall|did we|"
+    # "I remember …", "remember when …" recall; "remember the choice in localStorage" is an
+    # order about the code at hand.
+    r"(?:i|we|you|do you|don't you) remember|remember (?:when|how|what|why|where|which|who|"
+    r"if|whether|that|the (?:issue|bug|ticket|fix|incident|time|note|discussion))|"
     # "before" asks about the past only after a verb of experience: "before I open the PR"
     # is a plan, "we hit this before" a memory.
     r"(?:seen|saw|had|did|done|tried|fixed|hit|discussed|mentioned|noted|solved|happened|"
@@ -93,7 +97,9 @@ _ORDER_EN = re.compile(
     r"align|resize|locali[sz]e|switch|pull|combine|guard|debug|investigate|look into|"
     r"suggest|propose|walk me through|centrali[sz]e|unify|standardi[sz]e|enforce|require|"
     r"make sure|keep|stop|find out|find|figure out|track down|turn|protect|"
-    r"synchroni[sz]e|harden)\b",
+    r"synchroni[sz]e|harden|persist|"
+    # Not `force-unlock`, `redirect_uri`: a word of a command or a name.
+    r"(?:remember|force|redirect)(?=\s))\b",
     re.IGNORECASE,
 )
 # A request anywhere in the prompt: "build_report is slow on big inputs, can you profile it".

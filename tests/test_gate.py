@@ -43,6 +43,10 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "Was that a known bug in v2?",
         "After the cut-over, when were we planning to delete the old index?",
         "古いインデックスはいつ消す予定だった？",
+        # Remembering is a cue when someone remembers, or is asked to.
+        "I remember the logger itself was dropping repeated lines.",
+        "Do you remember the fix for the stale lock?",
+        "remember when the export broke on Windows?",
     ],
 )
 def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
@@ -73,12 +77,21 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "`formatRelative` のテストを書いてください。「3分前」「昨日」の境界も。",
         "この手順を docs/setup.md にまとめてほしいです。Docker Compose 前提で。",
         "Storybook を 8 に上げる手順を順番に教えてください。addon も古いです。",
+        # "Remember the choice", "force a redirect": orders about the code at hand.
+        "add a dark-mode toggle and remember the choice in localStorage",
+        "On the issue list page, remember the last selected filter in localStorage.",
+        "The ingress still answers plain HTTP. Force a redirect to HTTPS for that host.",
         # Pasted code or output is the material at hand.
         "ステージングで Pod が起動しません。\n```\nWarning  Failed  12s  kubelet  Error\n```",
     ],
 )
 def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
     assert prompt_shape(prompt) == "code"
+
+
+@pytest.mark.parametrize("prompt", ["force-unlock したときの手順", "redirect_uri が空になる"])
+def test_a_command_or_name_is_no_order(prompt: str) -> None:
+    assert prompt_shape(prompt) != "code"
 
 
 @pytest.mark.parametrize(
