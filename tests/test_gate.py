@@ -45,6 +45,8 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "古いインデックスはいつ消す予定だった？",
         # Remembering is a cue when someone remembers, or is asked to.
         "I remember the logger itself was dropping repeated lines.",
+        "あのときのロック、覚えてる?",
+        "決済のタイムアウト何秒だったか覚えてますか",
         "Do you remember the fix for the stale lock?",
         "remember when the export broke on Windows?",
     ],
@@ -79,6 +81,8 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "Storybook を 8 に上げる手順を順番に教えてください。addon も古いです。",
         # "Remember the choice", "force a redirect": orders about the code at hand.
         "add a dark-mode toggle and remember the choice in localStorage",
+        "最後に選んだフィルタを localStorage に覚えておくようにして",
+        "ログイン状態を覚えて",
         "On the issue list page, remember the last selected filter in localStorage.",
         "The ingress still answers plain HTTP. Force a redirect to HTTPS for that host.",
         # Pasted code or output is the material at hand.
