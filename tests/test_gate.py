@@ -47,6 +47,8 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "I remember the logger itself was dropping repeated lines.",
         "あのときのロック、覚えてる?",
         "決済のタイムアウト何秒だったか覚えてますか",
+        "リトライ回数って何回に決めた?",
+        "ブランチ戦略は決めてあったはず",
         "Do you remember the fix for the stale lock?",
         "remember when the export broke on Windows?",
     ],
@@ -83,6 +85,7 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "add a dark-mode toggle and remember the choice in localStorage",
         "最後に選んだフィルタを localStorage に覚えておくようにして",
         "ログイン状態を覚えて",
+        "命名規則を決めてください",
         "On the issue list page, remember the last selected filter in localStorage.",
         "The ingress still answers plain HTTP. Force a redirect to HTTPS for that host.",
         # Pasted code or output is the material at hand.
@@ -93,9 +96,17 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
     assert prompt_shape(prompt) == "code"
 
 
-@pytest.mark.parametrize("prompt", ["force-unlock したときの手順", "redirect_uri が空になる"])
-def test_a_command_or_name_is_no_order(prompt: str) -> None:
-    assert prompt_shape(prompt) != "code"
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "force-unlock したときの手順",
+        "redirect_uri が空になる",
+        # A decision still to make is no memory of one.
+        "エラーが 200 件出た。ディレクトリごとに集計して、どこから直すか決めたい。",
+    ],
+)
+def test_a_command_a_name_or_a_decision_to_make_is_no_order_nor_cue(prompt: str) -> None:
+    assert prompt_shape(prompt) not in ("code", "cue")
 
 
 @pytest.mark.parametrize(
