@@ -31,13 +31,22 @@ if TYPE_CHECKING:
 
 # Japanese cues are matched anywhere (no word edges); English ones as whole phrases.
 _CUE_JA = re.compile(
-    r"前に|この前|こないだ|先日|先週|先月|昔|っけ|だったよね|たよね|てたよね|したよね|"
-    # "〜た件" is any past event ("上書きしちゃった件"); "何だった" asks what it was.
-    r"(?:の|た)件(?![数名目])|(?:何|なん)だった|どうなった|どうした|結局|"
+    # "前に" is "before now", not a word holding 前 (名前に, 事前に, 直前に, 午前に, 手前に) nor
+    # "before doing" (コミットする前に, デプロイの前に): a plan, like "before I open the PR".
+    r"(?<![名事直午手目寸生空最食戦以のるたうくすつぬむぐい])前に|"
+    r"この前|こないだ|先日|先週|先月|昔|っけ|だったよね|たよね|てたよね|したよね|"
+    # "〜た件" is any past event ("上書きしちゃった件"); "何だった" asks what it was. "この件"
+    # is the matter at hand.
+    r"(?<!こ)の件(?![数名目])|た件(?![数名目])|(?:何|なん)だった|どうなった|結局|"
+    # "どうした?" asks what was done; "どうしたらいい", "どうしたいか" ask what to do.
+    r"どうした(?!ら|い|もの)|"
     # "どう直した?" asks how a past problem was solved.
     r"どう(?:やって)?(?:直し|解決し|対処し|対応し|回避し|修正し|片付け)た|"
     # "決めた", "決めてあった" recall a decision; "決めたい", "決めてください" ask for one.
-    r"決めた(?!い)|決まった|決めて(?:た|いた|ある|あった|おいた)|思い出|"
+    r"決めた(?!い)|決めて(?:た|いた|ある|あった|おいた)|思い出|"
+    # "方針が決まった" recalls a decision; "決まった時間に", "決まった形式で" mean fixed.
+    r"決まった(?!時間|時刻|形式|形|順|フォーマット|値|パターン|場所|タイミング|間隔|周期|数|"
+    r"件数|サイズ|長さ|位置)|"
     # "覚えてる?", "覚えてますか" recall; "選択を覚えておくようにして" is an order.
     r"覚えて(?:る|ます|ない|いる|いない|いま)|メモ(?:して|った|が|を|に)|"
     r"あの(?:件|時|とき|バグ|エラー|メモ|話)|例の|"

@@ -49,6 +49,10 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "決済のタイムアウト何秒だったか覚えてますか",
         "リトライ回数って何回に決めた?",
         "ブランチ戦略は決めてあったはず",
+        "一週間前に直したバグがまた出た?",
+        "ずっと前に書いたスクリプトどこ?",
+        "方針はどう決まった?",
+        "結局どうした?",
         "Do you remember the fix for the stale lock?",
         "remember when the export broke on Windows?",
     ],
@@ -86,6 +90,9 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "最後に選んだフィルタを localStorage に覚えておくようにして",
         "ログイン状態を覚えて",
         "命名規則を決めてください",
+        # "どうしたら" asks what to do; "この件" is the matter at hand.
+        "このエラー、どうしたらいい?",
+        "この件について調べて",
         "On the issue list page, remember the last selected filter in localStorage.",
         "The ingress still answers plain HTTP. Force a redirect to HTTPS for that host.",
         # Pasted code or output is the material at hand.
@@ -103,6 +110,15 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
         "redirect_uri が空になる",
         # A decision still to make is no memory of one.
         "エラーが 200 件出た。ディレクトリごとに集計して、どこから直すか決めたい。",
+        # 前 inside a word or "before doing" is no "before now"; "決まった" before a noun is
+        # "fixed".
+        "変数の名前にプレフィックスを付けたい",
+        "デプロイの事前にチェックを走らせたい",
+        "コミットする直前に lint を流したい",
+        "午前に実行されるジョブが重い",
+        "デプロイの前にテストを流したい",
+        "決まった時間にジョブを走らせたい",
+        "決まった形式でログを出したい",
     ],
 )
 def test_a_command_a_name_or_a_decision_to_make_is_no_order_nor_cue(prompt: str) -> None:
