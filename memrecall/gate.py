@@ -66,13 +66,8 @@ _CUE_EN = re.compile(
     r"(?:seen|saw|had|did|done|tried|fixed|hit|discussed|mentioned|noted|solved|happened|"
     r"come up|came up)(?: (?:this|that|it|one))? before|"
     r"have we|had we|(?:i|we) once|(?:didn't|weren't|haven't|hadn't) we|"
-    # "Wasn't a leftover lock the cause?" opens a question about what was found.
-    r"(?:^|(?<=[.!?]\s))wasn't|"
-    r"we (?:decided|chose|agreed|settled|used|fixed|found|noted|wrote|did|had|ended up)|"
-    r"what was|what were|how did we|what did we|why did we|where did we|ended up|back then|"
-    r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|"
-    r"that (?:issue|ticket|bug|incident|note|time)|"
-    r"(?:our|my) notes?|what happened|(?:is|was) (?:this|that|it) (?:a )?known|"
+    r"how did we|what did we|why did we|where did we|back then|"
+    r"(?:is|was) (?:this|that|it) (?:a )?known|"
     # A plan made before: "when were we planning to delete it?", "we were going to …".
     r"(?:were|was) we (?:planning|going|supposed)|we (?:planned|were planning|were going))\b",
     re.IGNORECASE,
@@ -81,7 +76,15 @@ _CUE_EN = re.compile(
 # start again", "the previous page"): a memory cue unless the prompt gives a work order.
 _WEAK_CUE_JA = re.compile(r"前回|以前|続き|再発|また(?:同じ|出|起き|落ち)")
 _WEAK_CUE_EN = re.compile(
-    r"\b(?:again|previous(?:ly)?|earlier|follow[- ]up|still (?:open|broken|failing))\b",
+    r"\b(?:again|previous(?:ly)?|earlier|follow[- ]up|still (?:open|broken|failing)|"
+    # They tell of the past, or of the code at hand: "we used lodash here but want to drop
+    # it", "the total ended up negative", "fix that issue with the header".
+    r"we (?:decided|chose|agreed|settled|used|fixed|found|noted|wrote|did|had|ended up)|"
+    r"what was|what were|ended up|what happened|"
+    r"the (?:issue|ticket|note|memo|bug|incident) (?:about|where|with)|"
+    r"that (?:issue|ticket|bug|incident|note|time)|(?:our|my) notes?|"
+    # "Wasn't a leftover lock the cause?" opens a question about what was found.
+    r"(?:^|(?<=[.!?]\s))wasn't)\b",
     re.IGNORECASE,
 )
 # A request about the code in front of Claude: "この関数", "ここ", "this file", "these tests".
