@@ -52,6 +52,9 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "一週間前に直したバグがまた出た?",
         "ずっと前に書いたスクリプトどこ?",
         "方針はどう決まった?",
+        "例の件、どうなった",
+        "メモに書いた手順で直したい",
+        "メモしてた手順ってどれ?",
         "結局どうした?",
         "Do you remember the fix for the stale lock?",
         "remember when the export broke on Windows?",
@@ -119,6 +122,10 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
         "デプロイの前にテストを流したい",
         "決まった時間にジョブを走らせたい",
         "決まった形式でログを出したい",
+        # An example to follow, an app to build, an old-fashioned way: no memory.
+        "例のようにテーブル駆動で書きたい",
+        "メモを取るアプリの API を設計したい",
+        "昔ながらの書き方をやめたい",
     ],
 )
 def test_a_command_a_name_or_a_decision_to_make_is_no_order_nor_cue(prompt: str) -> None:
