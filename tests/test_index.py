@@ -1248,7 +1248,8 @@ def test_late(stores: dict[str, Path], kind: str, monkeypatch: pytest.MonkeyPatc
         path.read_text(encoding="utf-8") + f"在庫同期バッチの接続メモ {SECRETS[kind]}\n",
         encoding="utf-8",
     )
-    done = fx.hook("在庫同期バッチの接続メモを見たい", f"late-{kind}")
+    # A memory cue, so that the hook speaks whatever the rest of the prompt weighs.
+    done = fx.hook("前に書いた在庫同期バッチの接続メモを見たい", f"late-{kind}")
     context = _context(done)
     assert fx.last_log(stores["home"], f"late-{kind}")["engine"] == "index"
     assert (
