@@ -71,7 +71,9 @@ DISTINCTIVE_MAX_DF = 5
 # A beads id typed in the prompt that is this issue's own id.
 EXACT_ID_BOOST = 2.0
 
-SYNONYM_CREDIT = 0.7
+# A match through the glossary: 0.8 against 0.7 gave 14 more right injections over the 735
+# related development prompts with the same false fires; 0.9 added 5 generic false fires.
+SYNONYM_CREDIT = 0.8
 PART_CREDIT = 0.5
 FIELD_BOOST = 1.6
 # A memory that holds a stretch of the prompt word for word: an error message or a title
