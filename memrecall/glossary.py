@@ -195,7 +195,7 @@ def add_inflections(
 ) -> None:
     """An English word typed in another inflection than the glossary lists (`carts`,
     `flipped`) takes the group of the form it does list (`cart`, `flip`): the same stem, as
-    the index counts it. Only words with no group of their own, and only by a whole stem."""
+    the index counts it. Only words with no group of their own."""
     from .keywords import term_key
 
     paths = list(paths)
@@ -206,6 +206,8 @@ def add_inflections(
         stem = term_key(key)
         if stem != key:
             missing[key] = stem
+    if not missing:
+        return  # a Japanese prompt, or English words each listed as typed
     # Most inflected words of a prompt have no group in any form: looking for the listed
     # words that begin with the stem spares parsing every line that merely holds it (`show`
     # is inside many).
