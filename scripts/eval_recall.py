@@ -75,6 +75,7 @@ SETS = {
     "dev12": HERE / "recall_sets" / "dev12.json",
     "dev13": HERE / "recall_sets" / "dev13.json",
     "dev14": HERE / "recall_sets" / "dev14.json",
+    "dev15": HERE / "recall_sets" / "dev15.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -201,7 +202,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev14 | test | legacy (repeatable; default: dev)",
+        help="dev … dev15 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
