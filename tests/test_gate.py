@@ -93,6 +93,10 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "最後に選んだフィルタを localStorage に覚えておくようにして",
         "ログイン状態を覚えて",
         "命名規則を決めてください",
+        # The casual asks.
+        "ポートの設定を見てくれる?",
+        "このテスト直してくれない?",
+        "ログを整形してもらえる?",
         # "どうしたら" asks what to do; "この件" is the matter at hand.
         "このエラー、どうしたらいい?",
         "この件について調べて",
@@ -126,6 +130,8 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
         "例のようにテーブル駆動で書きたい",
         "メモを取るアプリの API を設計したい",
         "昔ながらの書き方をやめたい",
+        # A complaint, not an ask.
+        "サーバーが起動してくれない。",
     ],
 )
 def test_a_command_a_name_or_a_decision_to_make_is_no_order_nor_cue(prompt: str) -> None:
