@@ -120,11 +120,10 @@ def phrase_at(text: str, phrase: str) -> int:
     """Where `text` writes a glossary phrase: as listed, or, for a negated predicate, in
     another tense (`終わらなかった`, `繋がらなくて` for `終わらない`, `繋がらない`); -1 if
     nowhere."""
-    at = text.find(phrase)
-    if at >= 0 or not phrase.endswith("ない"):
-        return at
+    if not phrase.endswith("ない"):
+        return text.find(phrase)
     stem = phrase[:-2]
-    for ending in NEGATED_ENDINGS[1:]:
+    for ending in NEGATED_ENDINGS:
         at = text.find(stem + ending)
         if at >= 0:
             return at
@@ -134,8 +133,8 @@ def phrase_at(text: str, phrase: str) -> int:
 class _Table:
     """Every line of the given files, joined, for one `str.find` per word."""
 
-    def __init__(self, paths: Iterable[Path]) -> None:
-        pairs = [pair for path in paths for pair in _file_lines(path)]
+    def __init__(self, files: list[list[tuple[str, str]]]) -> None:
+        pairs = [pair for lines in files for pair in lines]
         self.lines = [line for line, _ in pairs]
         self.folded_lines = [folded for _, folded in pairs]
         self.folded = "\n".join(self.folded_lines)
@@ -156,6 +155,21 @@ class _Table:
         return found
 
 
+# By the identities of the files' cached lines, like `_phrases_cache`: a prompt looks words
+# up several times (keywords, synonyms, inflections), and joining the table each time was
+# repeated work. A missing file's [] counts as nothing, its identity meaning nothing.
+_tables: dict[tuple[int, ...], _Table] = {}
+
+
+def _table(paths: Iterable[Path]) -> _Table:
+    files = [_file_lines(path) for path in paths]
+    key = tuple(id(lines) if lines else 0 for lines in files)
+    table = _tables.get(key)
+    if table is None:
+        table = _tables[key] = _Table(files)
+    return table
+
+
 def load_synonyms(
     paths: Iterable[Path], wanted: Iterable[str] | None = None
 ) -> dict[str, set[str]]:
@@ -165,7 +179,7 @@ def load_synonyms(
     lines holding one of them, and the lines sharing a word with those (groups that share a
     word merge). The hook needs a handful of groups out of a thousand, and would otherwise
     parse them all on every prompt."""
-    table = _Table(paths)
+    table = _table(paths)
     lines = table.lines
     if wanted is not None:
         lines = _lines_for(table, {w for w in wanted if w})
@@ -211,9 +225,10 @@ def add_inflections(
     # Most inflected words of a prompt have no group in any form: looking for the listed
     # words that begin with the stem spares parsing every line that merely holds it (`show`
     # is inside many).
-    table = _Table(paths)
-    listed = {word for stem in set(missing.values()) for word in _words_from(table, stem)}
-    listed = {word for word in listed if term_key(word) in missing.values()}
+    stems = set(missing.values())
+    table = _table(paths)
+    listed = {word for stem in stems for word in _words_from(table, stem)}
+    listed = {word for word in listed if term_key(word) in stems}
     if not listed:
         return
     found = load_synonyms(paths, listed)
@@ -244,7 +259,7 @@ def _words_from(table: _Table, stem: str) -> set[str]:
 
 def known_words(paths: Iterable[Path], words: Iterable[str]) -> set[str]:
     """Which of `words` (case-folded) the glossary lists as a whole word of some group."""
-    table = _Table(paths)
+    table = _table(paths)
     return {word for word in words if word and table.lines_holding(word, whole=True)}
 
 
