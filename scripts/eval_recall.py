@@ -76,6 +76,7 @@ SETS = {
     "dev13": HERE / "recall_sets" / "dev13.json",
     "dev14": HERE / "recall_sets" / "dev14.json",
     "dev15": HERE / "recall_sets" / "dev15.json",
+    "dev16": HERE / "recall_sets" / "dev16.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -202,7 +203,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev15 | test | legacy (repeatable; default: dev)",
+        help="dev … dev16 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
