@@ -114,7 +114,7 @@ _IDENTIFIER = re.compile(
 # Prefixes of names shaped like tickets (`UTF-8`) that are standards, encodings, protocols.
 STANDARD_NAMES = frozenset(
     "UTF UCS SHA MD ISO IEC JIS EUC CP WIN IEEE RFC PEP ECMA ES IPV HTTP TLS SSL AES RSA "
-    "CRC DES SHIFT GPT COVID H MPEG MP X Y".split()
+    "CRC DES SHIFT GPT COVID H MPEG MP X Y HMAC".split()
 )
 # Two-letter words kept as keywords: shell commands a prompt names bare ("cp の上書き確認で
 # 固まる"); every other two-letter word (`is`, `to`, `go`) is prose.
@@ -229,7 +229,10 @@ def _identifier_terms(
         if group == "quantity" and text.endswith("月"):
             group = "month"  # a date, not an amount: the gate weighs them differently
         if group == "beads_upper":
-            group, text = "beads", text.lower()
+            # An id of a configured project was found above whatever its case; what is left
+            # is an acronym pair (`HMAC-SHA256`, `UTF-16LE`), never an issue to speak about.
+            standard = known_ids is not None or text.split("-", 1)[0] in STANDARD_NAMES
+            group, text = ("alnum", text) if standard else ("beads", text.lower())
         elif group == "ticket" and " #" in text:
             text = text.replace(" ", "")
         elif group == "word" and text[-2:].lower() == "'s" and len(text) > 3:
@@ -246,10 +249,13 @@ def _identifier_terms(
             if not _TRIVIAL_CODE.match(text):
                 terms.append(Term(text.strip(), "code", start))
                 inner, _ = _identifier_terms(text, known_ids)
+                # Its plain words too: `git push origin` and `property('workdate')` name
+                # `push` and `workdate` as much as prose does, and a note that writes its
+                # commands in backticks must be found by them.
                 terms.extend(
                     Term(t.text, "part", start, i + 1)
                     for i, t in enumerate(inner)
-                    if t.kind != "word" and t.text != text.strip()
+                    if t.text != text.strip() and (t.kind != "word" or _code_word(t.text))
                 )
         else:
             text = text.rstrip(".") if group in ("url", "dotted", "version") else text
@@ -276,6 +282,10 @@ BD_SUBCOMMANDS = frozenset(
     "restore merge duplicates epic search status edit setup upgrade cleanup admin info version "
     "hooks mol cook gate backup".split()
 )
+
+
+def _code_word(text: str) -> bool:
+    return len(text) >= 3 or text in SHORT_COMMANDS
 
 
 def _commands_only(terms: list[Term], stopwords: set[str]) -> list[Term]:
@@ -517,6 +527,26 @@ _HYPHENATED = re.compile(
 )
 
 
+# A forge's issue or pull request however a text cites it: `#903`, `GH#903`, `PR #903`, a link
+# ending in `/pull/903` or `/issues/903`. The index holds each also as `#903`, which a prompt's
+# `PR #903` asks for (forge_ref_forms): one number, whichever way it was written down.
+_FORGE_NUMBER = re.compile(
+    r"(?:(?<![A-Za-z0-9&#/])#|(?<=[A-Za-z0-9])#|/(?:pull|pulls|issues|merge_requests)/)"
+    r"(\d{1,7})(?![0-9A-Za-z_])"
+)
+
+
+def forge_ref_forms(keyword: Keyword) -> list[str]:
+    """What a forge ticket (`PR#903`, `GH#523`) is also written as: `#903` (the form the index
+    holds for every citation) and the tails of its links, which ripgrep finds as typed."""
+    if keyword.subkind != "ticket" or "#" not in keyword.text:
+        return []
+    number = keyword.text.rsplit("#", 1)[1]
+    if not number.isdigit():
+        return []
+    return [f"#{number}", f"pull/{number}", f"issues/{number}"]
+
+
 def term_key(text: str) -> str:
     """The form a keyword takes in the search index: case-folded, and English words stemmed
     (`coupons` meets `coupon`). Identifiers, numbers and Japanese stay as they are: `PAY-1234`
@@ -602,6 +632,7 @@ def index_terms(text: str, analyzer: Analyzer) -> list[str]:
         for m in _HYPHENATED.finditer(text)
         if (m.start(), m.group().casefold()) not in whole
     ]
+    surfaces += ["#" + m.group(1) for m in _FORGE_NUMBER.finditer(text)]
     if masked.strip("\u3000 \n\t"):
         surfaces += [
             t.text

@@ -20,7 +20,7 @@ from . import ranking
 from .config import Settings
 from .glossary import add_inflections, glossary_files, load_synonyms, predicate_forms
 from .katakana import is_katakana, stands_alone
-from .keywords import Keyword, quantity_forms
+from .keywords import Keyword, forge_ref_forms, quantity_forms
 from .redact import redact_fast
 from .stores.base import Document, Store, read_lines
 from .stores.rules import rules_for
@@ -163,7 +163,9 @@ def _ascii_matcher(text: str) -> re.Pattern[str] | None:
         right = r"(?![A-Za-z0-9_])"
     else:
         right = r"(?:s|es|ed|d|ing|er|ers)?(?![A-Za-z0-9_])"
-    return re.compile(r"(?<![A-Za-z0-9])" + re.escape(text) + right, re.IGNORECASE)
+    # `#903` is also the tail of `GH#903`.
+    left = "" if text.startswith("#") else r"(?<![A-Za-z0-9])"
+    return re.compile(left + re.escape(text) + right, re.IGNORECASE)
 
 
 def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> list[Pattern]:
@@ -173,26 +175,37 @@ def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> li
     # that asks for it; a noun asks first, because only nouns count towards how much of the
     # prompt a memory covers, and a verb that took them all would leave the noun matching
     # nothing.
-    for keyword in sorted(keywords, key=lambda k: k.kind == "predicate"):
-        # A predicate is found in any of its conjugations, and so is a synonym that is one.
-        # A quantity or a month in each of its spellings (5秒, 5 seconds, 5s; 12月, December).
-        own = (
-            predicate_forms(keyword.text)
-            if keyword.kind == "predicate"
-            else quantity_forms(keyword.text) or [keyword.text]
-        )
-        texts = [(form, False) for form in own]
-        for word in sorted(synonyms.get(keyword.key, ())):
-            if word.casefold() != keyword.key:
-                texts += [(form, True) for form in predicate_forms(word)]
-        for text, is_synonym in texts:
-            folded = text.casefold()
-            if folded in seen:
-                continue
-            seen.add(folded)
-            patterns.append(
-                Pattern(text, keyword.key, is_synonym, _ascii_matcher(text), is_katakana(text))
+    # A piece (`diff` of `git diff --stat`, `環境` of `本番環境`) asks last, after every
+    # whole keyword's synonyms: `diff` is the translation of a `差分` typed in the prompt
+    # before it is a word of the command, which its other words find anyway.
+    ordered = sorted(keywords, key=lambda k: k.kind == "predicate")
+    texts: list[tuple[Keyword, str, bool]] = []
+    for group in (
+        [k for k in ordered if k.kind != "part"],
+        [k for k in ordered if k.kind == "part"],
+    ):
+        for keyword in group:
+            # A predicate is found in any of its conjugations, and so is a synonym that is
+            # one. A quantity or a month in each of its spellings (5秒, 5 seconds, 5s; 12月).
+            own = (
+                predicate_forms(keyword.text)
+                if keyword.kind == "predicate"
+                else quantity_forms(keyword.text) or [keyword.text]
             )
+            texts += [(keyword, form, False) for form in own]
+        for keyword in group:
+            texts += [(keyword, form, True) for form in forge_ref_forms(keyword)]
+            for word in sorted(synonyms.get(keyword.key, ())):
+                if word.casefold() != keyword.key:
+                    texts += [(keyword, form, True) for form in predicate_forms(word)]
+    for keyword, text, is_synonym in texts:
+        folded = text.casefold()
+        if folded in seen:
+            continue
+        seen.add(folded)
+        patterns.append(
+            Pattern(text, keyword.key, is_synonym, _ascii_matcher(text), is_katakana(text))
+        )
     return patterns
 
 
@@ -395,6 +408,16 @@ class _Scorer:
             k.key: [form.casefold() for form in quantity_forms(k.text)] or [k.key] for k in keywords
         }
 
+    def credit_held_code(self, cand: _Candidate) -> None:
+        """A command or expression the prompt pasted in backticks, held whole by this memory,
+        is matched as typed: the index found it only through its words."""
+        for keyword in self.tops:
+            if keyword.subkind != "code" or keyword.key in cand.via:
+                continue
+            phrase = " ".join(keyword.key.split())
+            if len(phrase) >= CODE_PHRASE_MIN and _holds_phrase(cand.doc, [phrase]):
+                cand.via[keyword.key] = "direct"
+
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
         doc = cand.doc
         result = Score(0.0, 0.0, False, "", [])
@@ -411,6 +434,10 @@ class _Scorer:
                 if pieces:
                     key = max(pieces, key=lambda p: ranking.rarity(df.get(p, 1), total))
                     credit = ranking.PART_CREDIT
+                    if top.subkind == "code":
+                        # A command is found as far as its words are: `git` alone is not
+                        # `git diff --ignore-matching-lines`.
+                        credit *= len(pieces) / len(self.children[top.key])
             if not credit:
                 continue
             result.topics.append(top.key)
@@ -776,6 +803,8 @@ def _search_rg(
                 continue
             cand.root = store.root_of(cand.doc.path)
             cand.verbatim = _holds_phrase(cand.doc, scorer.phrases)
+            if cand.verbatim:
+                scorer.credit_held_code(cand)
             hit = _make_hit(store.name, cand, scorer, df, total)
             if hit is not None:
                 hits.append(hit)
@@ -904,6 +933,7 @@ def _search_index(
             if _read_back(cand, scan) and _holds_phrase(cand.doc, scorer.phrases):
                 cand.verbatim = True
                 cand.prelim *= ranking.VERBATIM_BOOST
+                scorer.credit_held_code(cand)
         candidates.sort(key=lambda c: c.prelim, reverse=True)
     # A few more than asked for: near-duplicates collapse and files gone since indexing drop out.
     for cand in candidates[: limit + 5]:
@@ -1002,7 +1032,21 @@ def verbatim_phrases(text: str) -> list[str]:
         words = piece.split()
         if len(words) >= 4 and len(piece.strip()) >= 20:
             found.append(" ".join(words).casefold())
+    # A command or expression pasted in backticks (`{{query.file.property('workdate')}}`,
+    # `git diff --ignore-matching-lines`): the index sees its words, which every note about
+    # git or queries shares; the one memory that holds it whole is the one asked about.
+    for match in _CODE_SPAN.finditer(text):
+        span = " ".join(match.group(1).split()).casefold()
+        if len(span) >= CODE_PHRASE_MIN:
+            found.append(span)
     return found
+
+
+# Shorter spans (`git status`, `npm ci`) are what every note about the tool holds.
+CODE_PHRASE_MIN = 16
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
 _QUOTED = re.compile(
