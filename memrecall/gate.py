@@ -226,10 +226,17 @@ def _made_of(text: str, vocabulary: frozenset[str]) -> bool:
     return reachable[n]
 
 
+# Written as words before a hyphen (`non-empty`, `re-run`, `self-hosted`): no topic of their own.
+# Not `pre` and `post`: `pre-commit` and `post-merge` are hooks people ask about.
+_ENGLISH_PREFIXES = frozenset(
+    "non re un co sub multi self semi anti well auto cross over under out".split()
+)
+
+
 def _words_all_in(text: str, vocabulary: frozenset[str]) -> bool:
     from .keywords import term_key
 
-    words = [w for w in re.split(r"[\s/]+", text) if w]
+    words = [w for w in re.split(r"[\s/\-]+", text) if w]
     return len(words) >= 2 and all(w in vocabulary or term_key(w) in vocabulary for w in words)
 
 
@@ -255,6 +262,10 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
             found.add(key)  # 200, 401, 100: status codes, sizes, counts
         elif keyword.subkind == "code" and _words_all_in(key, vocabulary):
             found.add(key)  # `git merge`, `docker compose up`: everyday commands
+        elif keyword.kind == "compound" and key.isascii() and _words_all_in(
+            key, vocabulary | _ENGLISH_PREFIXES
+        ):
+            found.add(key)  # `follow-up`, `non-empty`: it ranks, it does not fire alone
         elif (
             keyword.kind in ("compound", "noun", "part")
             and len(key) >= 2

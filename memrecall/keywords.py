@@ -477,6 +477,21 @@ def extract(
         inside = {t.start for first, second, _ in phrases for t in (first, second)}
         words = [Term(t.text, "part", t.start, 1) if t.start in inside else t for t in words]
         words += [Term(phrase, "phrase", first.start) for first, _, phrase in phrases]
+    pairs = [
+        (first, second)
+        for first, second in zip(english, english[1:])
+        if text[first.start + len(first.text) : second.start] == "-"
+        and not {t.start for t in words if t.kind != "word"} & {first.start, second.start}
+    ]
+    if pairs:
+        # A hyphenated name (`container-diff`, `cert-manager`, `pre-commit`) is one term, as
+        # the index holds it: its words alone are what every note about containers says.
+        inside = {t.start for pair in pairs for t in pair}
+        words = [Term(t.text, "part", t.start, 1) if t.start in inside else t for t in words]
+        words += [
+            Term(f"{first.text}-{second.text}".lower(), "compound", first.start)
+            for first, second in pairs
+        ]
     japanese = analyzer.analyze(masked) if masked.strip("\u3000 \n\t") else []
     # Same floor for every backend, `command:` programs included: no blanks, single kana, numerals.
     japanese = [t for t in japanese if not is_junk(t.text)]

@@ -434,10 +434,14 @@ class _Scorer:
                 if pieces:
                     key = max(pieces, key=lambda p: ranking.rarity(df.get(p, 1), total))
                     credit = ranking.PART_CREDIT
+                    share = len(pieces) / len(self.children[top.key])
                     if top.subkind == "code":
                         # A command is found as far as its words are: `git` alone is not
                         # `git diff --ignore-matching-lines`.
-                        credit *= len(pieces) / len(self.children[top.key])
+                        credit *= share
+                    elif top.kind == "compound" and "-" in top.key and top.key.isascii():
+                        # `hard-deleting` is "hard delete" written apart as much as together.
+                        credit = share
             if not credit:
                 continue
             result.topics.append(top.key)

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _index_fixtures import diary, note, searched, summary
+from _index_fixtures import chores, diary, export, note, searched, summary
 
 from memrecall.config import load_settings
 from memrecall.keywords import Keyword, extract, index_terms
@@ -238,3 +238,97 @@ def test_the_hook_finds_the_session_that_added_a_migration_file_named_in_the_pro
     assert [hit["ref"] for hit in result.log["injected"]][:1] == [
         "2026/10/2026-10-06-dddd1006.md"
     ], result.log["reason"]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "name"),
+    [
+        ("GoogleContainerTools/container-diff is archived now", "container-diff"),
+        ("cert-manager が証明書を更新しない", "cert-manager"),
+        ("pre-commit のフックが動かない", "pre-commit"),
+    ],
+)
+def test_a_hyphenated_name_is_one_keyword_with_its_words_as_pieces(
+    prompt: str, name: str
+) -> None:
+    analyzer, _ = resolve("sudachi", None)
+    kinds = {k.text: k.kind for k in extract(prompt, analyzer, set())}
+    assert kinds.get(name) == "compound", kinds
+    first, second = name.split("-")
+    assert kinds.get(second) == "part", kinds
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_a_hyphenated_tool_name_finds_its_note_before_notes_holding_one_of_its_words(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    vault = tmp_path / "vault"
+    diary(vault)
+    title = "イメージ比較ツール"
+    note(vault, f"{title}.md", f"# {title}\n\ncontainer-diff で二つのイメージを比べる。\n")
+    for n in range(3):
+        note(vault, f"container {n}.md", f"# container {n}\n\ncontainer image を作る。\n")
+        note(vault, f"diff {n}.md", f"# diff {n}\n\ngit の diff を見る。\n")
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
+    monkeypatch.setenv("MEMRECALL_NOW", NOW)
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    hits = searched("container-diff is archived now, what should I use?", engine).hits
+    assert [h.ref for h in hits][:1] == [f"{title}.md"], [h.ref for h in hits]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "doc"),
+    [
+        ("After hard-deleting an issue I could not reuse its id", "Hard delete keeps the id"),
+        ("the pure-Go driver is slow", "We use the pure Go driver"),
+    ],
+)
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_a_hyphenated_pair_still_meets_the_words_written_apart(
+    isolated_home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    engine: str,
+    prompt: str,
+    doc: str,
+) -> None:
+    vault = tmp_path / "vault"
+    diary(vault)
+    note(vault, "apart.md", f"# notes\n\n{doc}.\n")
+    note(vault, "half.md", f"# notes\n\n{doc.split()[1]} only.\n")
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
+    monkeypatch.setenv("MEMRECALL_NOW", NOW)
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    hits = searched(prompt, engine).hits
+    assert hits and hits[0].ref == "apart.md", [h.ref for h in hits]
+
+
+def test_a_hyphenated_pair_written_apart_in_the_memory_is_evidence_enough_to_speak(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    issues = [
+        {
+            "id": "bd-hd01",
+            "title": "Hard delete keeps the id reserved",
+            "description": "After a hard delete, create with the same id fails: the id stays"
+            " in the deletions manifest.",
+            "status": "closed",
+            "close_reason": "Fixed: hard delete releases the id.",
+            "updated_at": "2026-11-01T10:00:00Z",
+        },
+        *chores(),
+    ]
+    project = export(tmp_path / "proj" / ".beads" / "issues.jsonl", issues).parent.parent
+    monkeypatch.setenv("MEMRECALL_BEADS", str(project))
+    monkeypatch.setenv("MEMRECALL_NOW", NOW)
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    result = recall(
+        HookInput(
+            session_id="s-hard",
+            prompt="After hard-deleting an issue I couldn't create a new one with the same id."
+            " Did we fix that?",
+        ),
+        load_settings(),
+        deadline=time.monotonic() + 30,  # not a test of time
+    )
+    assert [hit["ref"] for hit in result.log["injected"]][:1] == ["bd-hd01"], result.log["reason"]
