@@ -57,9 +57,10 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-SCHEMA_VERSION = 9  # 5: date_source; 6: quantities (5秒 = 5 seconds = 5s); 7: bd commands;
+SCHEMA_VERSION = 10  # 5: date_source; 6: quantities (5秒 = 5 seconds = 5s); 7: bd commands;
 # 8: forge issue refs (GH#523) are one term; 9: words inside code spans, `#903` for every
-# citation of a forge number (`PR #903`, `.../pull/903`)
+# citation of a forge number (`PR #903`, `.../pull/903`); 10: compounds without a relational
+# suffix (`サーバー側` is `サーバー`)
 
 
 META_NAME = "memrecall.json"

@@ -90,11 +90,21 @@ def _counts(previous: Morph | None, morph: Morph) -> bool:
     )
 
 
+# Suffixes that say where or when the noun before them applies (`パスごと` per path,
+# `サーバー側` on the server side, `会議中` during the meeting, `テスト用` for tests,
+# `起動時` at startup): the topic is the noun, and a memory writes it without them.
+_RELATIONAL_SUFFIXES = frozenset("ごと 毎 側 中 内 用 別 向け 時 後".split())
+
+
 def _trim(run: list[Morph]) -> list[Morph]:
-    # A compound neither starts with a suffix nor ends with a prefix or a bare adjective stem.
+    # A compound neither starts with a suffix nor ends with a prefix, a bare adjective stem
+    # or a relational suffix.
     while run and run[0].pos1 == "接尾辞":
         run = run[1:]
-    while run and run[-1].pos1 in ("接頭辞", "形状詞"):
+    while run and (
+        run[-1].pos1 in ("接頭辞", "形状詞")
+        or (len(run) > 1 and run[-1].surface in _RELATIONAL_SUFFIXES)
+    ):
         run = run[:-1]
     return run
 

@@ -1,0 +1,38 @@
+"""A Japanese compound that ends in a relational suffix (`パスごと` per path, `サーバー側` on the
+server side, `会議中` during the meeting, `テスト用` for tests, `起動時` at startup) is about
+the noun: memories write the noun without the suffix, so the keyword is the noun."""
+
+from __future__ import annotations
+
+import pytest
+
+from memrecall.keywords import extract
+from memrecall.tokenizers import resolve
+
+
+@pytest.mark.parametrize("backend", ["sudachi", "mecab"])
+@pytest.mark.parametrize(
+    ("prompt", "noun", "compound"),
+    [
+        ("API のパスごとに件数を出したい", "パス", "パスごと"),
+        ("サーバー側でエラーになる", "サーバー", "サーバー側"),
+        ("会議中にミュートしたい", "会議", "会議中"),
+        ("テスト用のデータを作る", "テスト", "テスト用"),
+        ("起動時に落ちる", "起動", "起動時"),
+        ("言語別に集計する", "言語", "言語別"),
+    ],
+)
+def test_a_relational_suffix_leaves_the_noun(
+    backend: str, prompt: str, noun: str, compound: str
+) -> None:
+    analyzer, _ = resolve(backend, None)
+    texts = [k.text for k in extract(prompt, analyzer, set())]
+    assert noun in texts and compound not in texts, texts
+
+
+@pytest.mark.parametrize("backend", ["sudachi", "mecab"])
+@pytest.mark.parametrize("word", ["本番環境", "日時", "同時"])
+def test_a_compound_or_noun_that_merely_contains_one_stays(backend: str, word: str) -> None:
+    analyzer, _ = resolve(backend, None)
+    texts = [k.text for k in extract(f"{word}を確認する", analyzer, set())]
+    assert word in texts, texts
