@@ -231,6 +231,30 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-hd12",
+        "title": "Group headings by weekday and week number",
+        "description": "Tasks grouped under headings per due date.",
+        "status": "open",
+    },
+    {
+        "id": "bd-ok12",
+        "title": "Count success and error per api path",
+        "description": "One query, success next to error.",
+        "status": "open",
+    },
+    {
+        "id": "bd-cs12",
+        "title": "Write a page for customer support about the new discounts",
+        "description": "Examples of percentage discount with a flat discount.",
+        "status": "open",
+    },
+    {
+        "id": "bd-ut12",
+        "title": "Sync deletes untracked files",
+        "description": "Files outside .beads are removed.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -277,6 +301,11 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("Kanban のカードを右クリックしたとき", "bd-ctx1"),
         ("macOS のお知らせバナーをスクリプトで全部消したい", "bd-ntf1"),
         ("インデックスの更新間隔をもっと短くできない?", "bd-rfi1"),
+        # Round twelve.
+        ("期限日で週番号の見出しを分けて曜日で並べたい", "bd-hd12"),
+        ("パスごとに成功の件数を出すクエリ", "bd-ok12"),
+        ("カスタマーサポート向けに定率と定額の割引の例をまとめた件", "bd-cs12"),
+        ("同期で管理外のファイルが消える", "bd-ut12"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(
