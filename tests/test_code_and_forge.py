@@ -20,6 +20,12 @@ from memrecall.tokenizers import resolve
 NOW = "2026-12-02T09:00:00+09:00"
 
 
+def _use_vault(monkeypatch: pytest.MonkeyPatch, vault: Path) -> None:
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
+    monkeypatch.setenv("MEMRECALL_NOW", NOW)
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+
+
 @pytest.fixture
 def stores(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     vault = tmp_path / "vault"
@@ -75,9 +81,7 @@ def stores(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     for n in range(10):
         summary(summaries, f"2026-09-{n + 10}", f"cccc{n:04d}", f"定例{n}", "- 議事録を書いた")
     monkeypatch.setenv("MEMRECALL_SUMMARIES", str(summaries))
-    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
-    monkeypatch.setenv("MEMRECALL_NOW", NOW)
-    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    _use_vault(monkeypatch, vault)
     return tmp_path
 
 
@@ -183,9 +187,7 @@ def test_a_note_sharing_one_word_of_a_command_is_not_that_command(
         "gitのメモ.md",
         "# gitのメモ\n\n`git status` `git log` `git stash` をよく使う。git の設定は別ノート。\n",
     )
-    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
-    monkeypatch.setenv("MEMRECALL_NOW", NOW)
-    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    _use_vault(monkeypatch, vault)
     prompt = "前に `git worktree prune --expire=now` を試したメモってあったっけ?"
     hits = searched(prompt, engine).hits
     assert hits and hits[0].ref == "gitのメモ.md"
@@ -269,9 +271,7 @@ def test_a_hyphenated_tool_name_finds_its_note_before_notes_holding_one_of_its_w
     for n in range(3):
         note(vault, f"container {n}.md", f"# container {n}\n\ncontainer image を作る。\n")
         note(vault, f"diff {n}.md", f"# diff {n}\n\ngit の diff を見る。\n")
-    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
-    monkeypatch.setenv("MEMRECALL_NOW", NOW)
-    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    _use_vault(monkeypatch, vault)
     hits = searched("container-diff is archived now, what should I use?", engine).hits
     assert [h.ref for h in hits][:1] == [f"{title}.md"], [h.ref for h in hits]
 
@@ -296,9 +296,7 @@ def test_a_hyphenated_pair_still_meets_the_words_written_apart(
     diary(vault)
     note(vault, "apart.md", f"# notes\n\n{doc}.\n")
     note(vault, "half.md", f"# notes\n\n{doc.split()[1]} only.\n")
-    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
-    monkeypatch.setenv("MEMRECALL_NOW", NOW)
-    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    _use_vault(monkeypatch, vault)
     hits = searched(prompt, engine).hits
     assert hits and hits[0].ref == "apart.md", [h.ref for h in hits]
 
