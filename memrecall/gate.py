@@ -245,6 +245,7 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
     from .keywords import term_key
 
     found = set()
+    with_prefixes = vocabulary | _ENGLISH_PREFIXES
     for keyword in keywords:
         key = keyword.key
         stem = (
@@ -262,9 +263,7 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
             found.add(key)  # 200, 401, 100: status codes, sizes, counts
         elif keyword.subkind == "code" and _words_all_in(key, vocabulary):
             found.add(key)  # `git merge`, `docker compose up`: everyday commands
-        elif keyword.kind == "compound" and key.isascii() and _words_all_in(
-            key, vocabulary | _ENGLISH_PREFIXES
-        ):
+        elif keyword.kind == "compound" and key.isascii() and _words_all_in(key, with_prefixes):
             found.add(key)  # `follow-up`, `non-empty`: it ranks, it does not fire alone
         elif (
             keyword.kind in ("compound", "noun", "part")

@@ -477,11 +477,13 @@ def extract(
         inside = {t.start for first, second, _ in phrases for t in (first, second)}
         words = [Term(t.text, "part", t.start, 1) if t.start in inside else t for t in words]
         words += [Term(phrase, "phrase", first.start) for first, _, phrase in phrases]
+    in_phrases = {t.start for t in words if t.kind != "word"}
     pairs = [
         (first, second)
         for first, second in zip(english, english[1:])
         if text[first.start + len(first.text) : second.start] == "-"
-        and not {t.start for t in words if t.kind != "word"} & {first.start, second.start}
+        and first.start not in in_phrases
+        and second.start not in in_phrases
     ]
     if pairs:
         # A hyphenated name (`container-diff`, `cert-manager`, `pre-commit`) is one term, as

@@ -404,6 +404,12 @@ class _Scorer:
             sum(ranking.kind_weight(k.subkind) for k in self.tops if k.kind != "predicate") or 1.0
         )
         # How a keyword may be spelt in a title: `5秒` as "5 seconds", December as 12月.
+        # The commands pasted in backticks that a memory may hold whole (credit_held_code).
+        self.code_phrases = {
+            phrase: k.key
+            for k in self.tops
+            if k.subkind == "code" and len(phrase := " ".join(k.key.split())) >= CODE_PHRASE_MIN
+        }
         self.head_forms = {
             k.key: [form.casefold() for form in quantity_forms(k.text)] or [k.key] for k in keywords
         }
@@ -411,12 +417,9 @@ class _Scorer:
     def credit_held_code(self, cand: _Candidate) -> None:
         """A command or expression the prompt pasted in backticks, held whole by this memory,
         is matched as typed: the index found it only through its words."""
-        for keyword in self.tops:
-            if keyword.subkind != "code" or keyword.key in cand.via:
-                continue
-            phrase = " ".join(keyword.key.split())
-            if len(phrase) >= CODE_PHRASE_MIN and _holds_phrase(cand.doc, [phrase]):
-                cand.via[keyword.key] = "direct"
+        for phrase, key in self.code_phrases.items():
+            if key not in cand.via and _holds_phrase(cand.doc, [phrase]):
+                cand.via[key] = "direct"
 
     def score(self, cand: _Candidate, df: dict[str, int], total: int, with_fields: bool) -> Score:
         doc = cand.doc
