@@ -77,6 +77,7 @@ SETS = {
     "dev14": HERE / "recall_sets" / "dev14.json",
     "dev15": HERE / "recall_sets" / "dev15.json",
     "dev16": HERE / "recall_sets" / "dev16.json",
+    "dev17": HERE / "recall_sets" / "dev17.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -203,7 +204,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev16 | test | legacy (repeatable; default: dev)",
+        help="dev … dev17 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
