@@ -56,7 +56,9 @@ _CUE_JA = re.compile(
     # "これ既知のやつ？" asks whether a memory already has it.
     r"既知の(?:バグ|問題|不具合|やつ|件|事象|エラー|現象)|"
     # A plan made before: "消す予定だった", "移すつもりだった".
-    r"(?:予定|つもり)だった"
+    r"(?:予定|つもり)だった|"
+    # "どういう方針だった？" asks what was decided; "どういう方針がいい？" asks for one.
+    r"(?:どういう|どんな)(?:方針|結論|話|理由|原因|対応|経緯|やり方|方法|設計)だった"
 )
 _CUE_EN = re.compile(
     r"\b(?:last time|remind me|recall|did we|"
@@ -97,7 +99,10 @@ _DEICTIC_EN = re.compile(r"\b(?:this|these|here|the current|the following|below)
 # Any sentence or clause may give the order ("build_report is slow. Profile it", "In the
 # BlogPost model, normalise the tags"); the verbs are the ones a developer orders code with.
 _ORDER_EN = re.compile(
-    r"(?:^|[.!?;:,]\s+|\n)\s*(?:please\s+|can you\s+|could you\s+|would you\s+|let's\s+|"
+    # A dash joins a symptom to its order too ("CI fails with … - add PyYAML to the deps"), and an
+    # adverb may come first ("In NoteCard.vue, only render the chips …").
+    r"(?:^|[.!?;:,]\s+|\s[-–—]\s+|\n)\s*(?:(?:only|also|just|then|now)\s+)?"
+    r"(?:please\s+|can you\s+|could you\s+|would you\s+|let's\s+|"
     r"(?:i|we) (?:want|need|have) to\s+|i'd like to\s+)?"
     r"(?:add|make|write|fix|implement|create|refactor|rename|update|remove|delete|convert|"
     r"extract|move|change|set up|setup|generate|explain|optimi[sz]e|improve|clean up|split|"
@@ -116,9 +121,13 @@ _ORDER_EN = re.compile(
     r"align|resize|locali[sz]e|switch|pull|combine|guard|debug|investigate|look into|"
     r"suggest|propose|walk me through|centrali[sz]e|unify|standardi[sz]e|enforce|require|"
     r"make sure|keep|stop|find out|find|figure out|track down|turn|protect|"
-    r"synchroni[sz]e|harden|persist|"
+    r"synchroni[sz]e|harden|persist|put|type|redact|mask|include|exclude|retry|wait|encrypt|"
+    r"hash|roll back|rollback|tidy|cap|lower|"
     # Not `force-unlock`, `redirect_uri`: a word of a command or a name.
-    r"(?:remember|force|redirect)(?=\s))\b",
+    r"(?:remember|force|redirect)(?=\s))\b"
+    # Nor a word a Japanese particle follows: "import の途中で Ctrl+C したら…" names the command,
+    # and the Japanese sentence around it says what is asked ("Add テスト for …" still orders).
+    r"(?!\s*[\u3040-\u309f])",
     re.IGNORECASE,
 )
 # A request anywhere in the prompt: "build_report is slow on big inputs, can you profile it".
@@ -130,7 +139,13 @@ _ORDER_JA = re.compile(
     r"(?:して|しといて|しておいて|書いて|作って|直して|教えて|調べて|考えて|まとめて|出して|"
     r"付けて|つけて|消して|変えて|揃えて|そろえて|見て|覚えて|"
     # A causative order: "…で終了させて", "ログを出力させて".
-    r"させて)" + _SENTENCE_END + "|"
+    r"させて|"
+    # The other verbs a developer orders code with, in the casual て-form ("待ち合わせを入れて。").
+    r"入れて|足して|分けて|外して|減らして|増やして|止めて|使って|置いて|移して|残して|返して|"
+    r"渡して|待って|読んで|呼んで|選んで|包んで|絞って|切って|切り替えて|寄せて|並べて|載せて|"
+    r"加えて|伸ばして|縮めて|抜いて|替えて|換えて|抑えて|防いで|弾いて|隠して|つないで|繋いで)"
+    + _SENTENCE_END
+    + "|"
     r"(?:て|で)(?:ください|下さい|くれ(?:ます|ません)?か|もらえ(?:ます|ません)か|ほしい|欲しい|"
     # The casual asks: "見てくれる?", "直してくれない?" ("起動してくれない。" is a complaint).
     r"くれる|もらえる|(?:くれ|もらえ)ない(?=[?？]))"

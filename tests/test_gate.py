@@ -58,6 +58,9 @@ from memrecall.search import Evidence, Hit, load_synonyms
         "結局どうした?",
         "Do you remember the fix for the stale lock?",
         "remember when the export broke on Windows?",
+        # What was decided, asked after a Japanese sentence that opens with a command's name.
+        "import の途中で Ctrl+C しても壊れないようにする対応って、どういう方針だった？",
+        "キャッシュの無効化はどんな設計だった?",
     ],
 )
 def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
@@ -102,6 +105,17 @@ def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
         "この件について調べて",
         "On the issue list page, remember the last selected filter in localStorage.",
         "The ingress still answers plain HTTP. Force a redirect to HTTPS for that host.",
+        # A dash or an adverb before the order, and the verbs less often ordered with.
+        "CI fails with ModuleNotFoundError: No module named 'yaml' - add PyYAML to the deps",
+        "Checkout is slow — cache the product lookups for a minute",
+        "In NoteCard.vue, only render the tag chips when tags is a non-empty array.",
+        "Put an LRU cache in front of productRepo.FindByID",
+        "Our request logging dumps the whole body. Redact any field named password.",
+        "Add テスト for the parser",
+        # The casual て-form orders.
+        "docker compose で api が DB より先に立ち上がって落ちる。待ち合わせを入れて",
+        "長い関数を二つに分けて",
+        "設定値は環境変数から読んで",
         # Pasted code or output is the material at hand.
         "ステージングで Pod が起動しません。\n```\nWarning  Failed  12s  kubelet  Error\n```",
     ],
@@ -132,6 +146,10 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
         "昔ながらの書き方をやめたい",
         # A complaint, not an ask.
         "サーバーが起動してくれない。",
+        # An English command opening a Japanese sentence names the command; no order.
+        "import の途中で Ctrl+C したら DB が壊れる",
+        "キャッシュの無効化はどういう方針がいい?",
+        "build が毎回 3 分かかる",
     ],
 )
 def test_a_command_a_name_or_a_decision_to_make_is_no_order_nor_cue(prompt: str) -> None:
@@ -417,6 +435,20 @@ def test_exact_ids_and_distinctive_identifiers_fire_alone_but_everyday_files_do_
     assert judge(ticket, "code", set(), 0.1, 2.0, 1).fire
     package = _hit(_ev("package.json", subkind="dotted", df=1))
     assert not judge(package, "plain", {"package.json"}, 9.0, 2.0, 1).fire
+
+
+def test_a_browser_or_mobile_platform_names_where_a_bug_shows_not_which_bug() -> None:
+    # "does nothing on iOS Safari": one issue in a thousand says iOS, and still it is not the one.
+    vocabulary = load_generic([shipped_generic()])
+    keywords = [_kw(name, "word", subkind) for name, subkind in
+                [("iOS", "camel"), ("Safari", "word"), ("Android", "word"), ("Chrome", "word")]]
+    everyday = generic_keys(keywords, vocabulary)
+    assert {"ios", "safari", "android", "chrome"} <= {key.casefold() for key in everyday}
+    ios = _hit(_ev("iOS", subkind="camel", df=1), _ev("Safari", subkind="word", df=3))
+    verdict = judge(ios, "plain", everyday, 9.0, 2.0, 1)
+    assert not verdict.fire and verdict.reason.startswith("only everyday words matched")
+    kafka = _hit(_ev("iOS", subkind="camel", df=1), _ev("KafkaConsumer", subkind="camel", df=1))
+    assert judge(kafka, "plain", everyday, 9.0, 2.0, 1).fire
 
 
 def test_the_score_threshold_still_holds_and_a_cue_lowers_it() -> None:
