@@ -67,9 +67,11 @@ def _file_lines(path: Path) -> list[tuple[str, str]]:
 
 
 # A glossary word of several Japanese morphemes (`起動しない`, `閉じた理由`): kana with kanji or
-# katakana, four characters or more. Analysers split it, so a prompt finds it by its text.
+# katakana, four characters or more; or four kanji or more, which an analyser may cut where no
+# reader would (三項演算子 → 三 + 項 + 演算子). A prompt finds it by its text.
 _JAPANESE_PHRASE = re.compile(
     r"^(?=.*[\u3041-\u309f])(?=.*[\u3400-\u9fff\u30a1-\u30fa])[^\sA-Za-z0-9]{4,}$"
+    r"|^[\u3400-\u9fff]{4,}$"
 )
 # A noun made a verb with する (`起動しない`, `接続できない`): the analyser's lemma is する.
 _SURU_VERB = re.compile(r"[\u3400-\u9fff\u30a1-\u30fa](?:し|でき|され|させ)")

@@ -1,8 +1,8 @@
 """The shipped glossary carries a Japanese prompt to the English issue that says the same thing
 in other words: 白黒 / モノクロ to "no color", 依存関係のループ to a dependency cycle, ページ送り
 to a pager, 複製データ型 to CRDT, インメモリ to in-memory, 重要度 to priority, 出てこない to
-"shows empty", 秘密鍵 to an ssh key, 墓標 to a tombstone. A bare everyday word (ループ in
-"for ループ") stays itself."""
+"shows empty", 秘密鍵 to an ssh key, 墓標 to a tombstone, 別名 to an alias, 斜め文字 to italic.
+A bare everyday word (ループ in "for ループ") stays itself."""
 
 from __future__ import annotations
 
@@ -254,6 +254,67 @@ ISSUES = [
         "description": "Files outside .beads are removed.",
         "status": "open",
     },
+    # Round thirteen: names of symbols and shapes, each after an issue sharing the other words.
+    {
+        "id": "bd-al13",
+        "title": "Add a short alias for the comments add command",
+        "description": "Typing the full command is tedious.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-cm13",
+        "title": "The comments add command is slow",
+        "description": "Adding a comment takes seconds; the command waits on the lock.",
+        "status": "open",
+    },
+    {
+        "id": "bd-dm13",
+        "title": "Diamond dependencies print once in the dependency tree",
+        "description": "A child with two parents shows under the first parent only.",
+        "status": "open",
+    },
+    {
+        "id": "bd-tr13",
+        "title": "Dependency tree of dependencies is too deep to read",
+        "description": "The dependency tree nests dependencies twenty levels deep, once per level.",
+        "status": "open",
+    },
+    {
+        "id": "bd-it13",
+        "title": "Group headings turn italic when a file name has underscores",
+        "description": "Markdown reads the underscores as emphasis.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-fn13",
+        "title": "Group headings show the file name",
+        "description": "Headings name the file of each group.",
+        "status": "open",
+    },
+    {
+        "id": "bd-ls13",
+        "title": "Checklist items starting with an asterisk or a plus sign",
+        "description": "Only hyphen bullets were parsed as tasks.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-cl13",
+        "title": "Checklist items lose their indentation",
+        "description": "Checklist items in nested lists start at the left margin.",
+        "status": "open",
+    },
+    {
+        "id": "bd-tn13",
+        "title": "Go has no ternary operator",
+        "description": "Write an if statement or a small helper function instead.",
+        "status": "open",
+    },
+    {
+        "id": "bd-gn13",
+        "title": "Go has no generics before 1.18",
+        "description": "Go 1.17 has no type parameters: why Go code repeats itself.",
+        "status": "open",
+    },
     {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
@@ -306,6 +367,12 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("パスごとに成功の件数を出すクエリ", "bd-ok12"),
         ("カスタマーサポート向けに定率と定額の割引の例をまとめた件", "bd-cs12"),
         ("同期で管理外のファイルが消える", "bd-ut12"),
+        # Round thirteen.
+        ("コメント追加のコマンドに短い別名を付けた件", "bd-al13"),
+        ("依存ツリーでひし形の依存が一回しか表示されない", "bd-dm13"),
+        ("ファイル名にアンダーバーがあるとグループ見出しが斜め文字になる", "bd-it13"),
+        ("行頭が星印やプラス記号のチェックリスト", "bd-ls13"),
+        ("Go に三項演算子がないのはなぜ", "bd-tn13"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(
