@@ -78,6 +78,7 @@ SETS = {
     "dev15": HERE / "recall_sets" / "dev15.json",
     "dev16": HERE / "recall_sets" / "dev16.json",
     "dev17": HERE / "recall_sets" / "dev17.json",
+    "dev18": HERE / "recall_sets" / "dev18.json",
     "test": HERE / "recall_sets" / "test.json",
     "legacy": QUERIES,
 }
@@ -204,7 +205,7 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev17 | test | legacy (repeatable; default: dev)",
+        help="dev … dev18 | test | legacy (repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",
