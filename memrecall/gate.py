@@ -57,6 +57,9 @@ _CUE_JA = re.compile(
     r"既知の(?:バグ|問題|不具合|やつ|件|事象|エラー|現象)|"
     # A plan made before: "消す予定だった", "移すつもりだった".
     r"(?:予定|つもり)だった|"
+    # "…直す話、issue になってた?" asks whether a tracker holds it.
+    r"(?:issue|イシュー|チケット|課題)\s*(?:に|が|として)"
+    r"(?:なって|上がって|切られて|立って|起票されて|登録されて)(?:た|る)[?？]|"
     # "どういう方針だった？" asks what was decided; "どういう方針がいい？" asks for one.
     r"(?:どういう|どんな)(?:方針|結論|話|理由|原因|対応|経緯|やり方|方法|設計)だった"
 )
@@ -79,7 +82,11 @@ _CUE_EN = re.compile(
 )
 # Cues that also describe the system at hand ("前回の実行が終わってない", "the server won't
 # start again", "the previous page"): a memory cue unless the prompt gives a work order.
-_WEAK_CUE_JA = re.compile(r"前回|以前|続き|再発|また(?:同じ|出|起き|落ち)")
+_WEAK_CUE_JA = re.compile(
+    # "続きから再開できるように" resumes a job where it stopped, the system at hand again.
+    r"前回|以前|続き(?!から(?:再開|処理|実行|読み込|取り込|ダウンロード|アップロード|送信))|再発|"
+    r"また(?:同じ|出|起き|落ち)"
+)
 _WEAK_CUE_EN = re.compile(
     r"\b(?:again|previous(?:ly)?|earlier|follow[- ]up|still (?:open|broken|failing)|"
     # They tell of the past, or of the code at hand: "we used lodash here but want to drop

@@ -61,6 +61,9 @@ from memrecall.search import Evidence, Hit, load_synonyms
         # What was decided, asked after a Japanese sentence that opens with a command's name.
         "import の途中で Ctrl+C しても壊れないようにする対応って、どういう方針だった？",
         "キャッシュの無効化はどんな設計だった?",
+        # Whether a tracker holds it.
+        "last-touched を doctor で検出して直す話、issue になってた?",
+        "リトライ回数の件ってチケットに上がってる？",
     ],
 )
 def test_memory_cues_make_a_cue_prompt(prompt: str) -> None:
@@ -149,6 +152,9 @@ def test_requests_about_the_code_at_hand_are_code_prompts(prompt: str) -> None:
         # An English command opening a Japanese sentence names the command; no order.
         "import の途中で Ctrl+C したら DB が壊れる",
         "キャッシュの無効化はどういう方針がいい?",
+        # A job that resumes where it stopped is the system at hand.
+        "外部 API との同期ジョブが途中で落ちたとき、続きから再開できるようにしたい",
+        "取り込みが途中で止まったら続きから読み込ませたい",
         "build が毎回 3 分かかる",
     ],
 )
@@ -166,6 +172,8 @@ def test_a_command_a_name_or_a_decision_to_make_is_no_order_nor_cue(prompt: str)
         "what was the fix for the lock timeout?",
         "we found a race in the exporter, where was it?",
         "Wasn't a leftover lock the cause?",
+        "SRCH-322 の続きやりたい",
+        "昨日の続きから始めたい",
     ],
 )
 def test_a_weak_cue_without_an_order_asks_about_the_past(prompt: str) -> None:

@@ -316,6 +316,30 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-ch13",
+        "title": "Run the chaos tests only for a release",
+        "description": "The external PR adds tests that run for every push.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-rl13",
+        "title": "Run the integration tests for a release",
+        "description": "Tests that run for every push take too long; run tests for a release.",
+        "status": "open",
+    },
+    {
+        "id": "bd-go13",
+        "title": "Split the Issue god object into embedded structs",
+        "description": "One struct per concern.",
+        "status": "open",
+    },
+    {
+        "id": "bd-st13",
+        "title": "Issue struct fields in the JSON",
+        "description": "The Issue struct marshals every field; the struct is large.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -373,6 +397,8 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("ファイル名にアンダーバーがあるとグループ見出しが斜め文字になる", "bd-it13"),
         ("行頭が星印やプラス記号のチェックリスト", "bd-ls13"),
         ("Go に三項演算子がないのはなぜ", "bd-tn13"),
+        ("わざと障害を起こすテストはリリースのときだけ回す", "bd-ch13"),
+        ("Issue 構造体が何でも詰め込んだ巨大な型になってる", "bd-go13"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(
