@@ -60,28 +60,9 @@ def matches(ref: str, expected: list[str]) -> bool:
     return any(ref == e or ref.endswith("/" + e) for e in expected)
 
 
-SETS = {
-    "dev": HERE / "recall_sets" / "dev.json",
-    "dev2": HERE / "recall_sets" / "dev2.json",
-    "dev3": HERE / "recall_sets" / "dev3.json",
-    "dev4": HERE / "recall_sets" / "dev4.json",
-    "dev5": HERE / "recall_sets" / "dev5.json",
-    "dev6": HERE / "recall_sets" / "dev6.json",
-    "dev7": HERE / "recall_sets" / "dev7.json",
-    "dev8": HERE / "recall_sets" / "dev8.json",
-    "dev9": HERE / "recall_sets" / "dev9.json",
-    "dev10": HERE / "recall_sets" / "dev10.json",
-    "dev11": HERE / "recall_sets" / "dev11.json",
-    "dev12": HERE / "recall_sets" / "dev12.json",
-    "dev13": HERE / "recall_sets" / "dev13.json",
-    "dev14": HERE / "recall_sets" / "dev14.json",
-    "dev15": HERE / "recall_sets" / "dev15.json",
-    "dev16": HERE / "recall_sets" / "dev16.json",
-    "dev17": HERE / "recall_sets" / "dev17.json",
-    "dev18": HERE / "recall_sets" / "dev18.json",
-    "test": HERE / "recall_sets" / "test.json",
-    "legacy": QUERIES,
-}
+# Every labelled set in recall_sets/, by file name (dev, dev2 …, test): a new set needs no edit
+# here. `legacy` is the first round's file.
+SETS = {path.stem: path for path in (HERE / "recall_sets").glob("*.json")} | {"legacy": QUERIES}
 
 
 def load_set(name: str) -> dict:
@@ -205,7 +186,8 @@ def main() -> int:
         dest="sets",
         action="append",
         choices=sorted(SETS),
-        help="dev … dev18 | test | legacy (repeatable; default: dev)",
+        help="a file of scripts/recall_sets/ by name (dev, dev2 …, test) or legacy "
+        "(repeatable; default: dev)",
     )
     parser.add_argument(
         "--rows",

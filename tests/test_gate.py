@@ -448,8 +448,8 @@ def test_exact_ids_and_distinctive_identifiers_fire_alone_but_everyday_files_do_
 def test_a_browser_or_mobile_platform_names_where_a_bug_shows_not_which_bug() -> None:
     # "does nothing on iOS Safari": one issue in a thousand says iOS, and still it is not the one.
     vocabulary = load_generic([shipped_generic()])
-    keywords = [_kw(name, "word", subkind) for name, subkind in
-                [("iOS", "camel"), ("Safari", "word"), ("Android", "word"), ("Chrome", "word")]]
+    named = [("iOS", "camel"), ("Safari", "word"), ("Android", "word"), ("Chrome", "word")]
+    keywords = [_kw(name, "word", subkind) for name, subkind in named]
     everyday = generic_keys(keywords, vocabulary)
     assert {"ios", "safari", "android", "chrome"} <= {key.casefold() for key in everyday}
     ios = _hit(_ev("iOS", subkind="camel", df=1), _ev("Safari", subkind="word", df=3))
