@@ -347,7 +347,9 @@ def judge(
     `prompts_seen` how many of the session's prompts it matched (this one included)."""
     from .ranking import DISTINCTIVE_MAX_DF, DISTINCTIVE_SUBKINDS
 
-    specific = [e for e in hit.evidence if e.keyword.casefold() not in generic]
+    # A word matched only through a dictionary gloss ranks the memory; it is no evidence:
+    # the dictionary's everyday senses (要望 "request", 一行 "one line") are in every store.
+    specific = [e for e in hit.evidence if e.keyword.casefold() not in generic and not e.gloss]
     if shape in ("code", "wish"):
         # A duration or size in a work order ("make the timeout 30 seconds") is the value the
         # new code will use; told as a symptom or asked about (5秒で落ちる) it is the incident's.
@@ -371,9 +373,15 @@ def judge(
             where = "memory" if e.df == 1 else "memories"
             return Verdict(True, f"distinctive {e.keyword} (in {e.df} {where})", specific=names)
     strength = evidence_strength(specific, pasted)
+    glossed = [e.keyword for e in hit.evidence if e.gloss]
     if not specific:
-        everyday = ", ".join(e.keyword for e in hit.evidence[:4])
-        return Verdict(False, f"only everyday words matched ({everyday})")
+        everyday = ", ".join(e.keyword for e in hit.evidence[:4] if not e.gloss)
+        if not glossed:
+            return Verdict(False, f"only everyday words matched ({everyday})")
+        via = f"{', '.join(glossed[:4])} matched only in English, through the dictionary"
+        return Verdict(
+            False, f"only everyday words matched ({everyday}); {via}" if everyday else via
+        )
     if hit.coverage < MIN_COVERAGE:
         return Verdict(
             False,
@@ -405,6 +413,8 @@ def judge(
             "code": "; a request about the code at hand (この/this) needs more",
             "wish": "; a wish (…したい) is a work order unless a title says just that",
         }[shape if shape in NEEDS else "plain"]
+        if glossed:
+            hint += f"; {', '.join(glossed[:4])} matched only through the dictionary (no evidence)"
         return Verdict(
             False,
             f"too little specific evidence: {len(specific)} keyword(s) ({listed}), {strength:.2f} "

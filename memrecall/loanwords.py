@@ -1,7 +1,8 @@
-"""English for katakana and for Japanese compounds: a Japanese prompt ("マージドライバの件")
-finds English memories ("merge driver") through the loanword table UniDic records
-(loanwords.tsv, made by scripts/build_loanwords.py), and a compound whose every piece has
-English (在庫同期 → "inventory sync") through its pieces.
+"""English for katakana, for kanji and for Japanese compounds: a Japanese prompt
+("マージドライバの件") finds English memories ("merge driver") through the loanword table UniDic
+records (loanwords.tsv, made by scripts/build_loanwords.py), a word of kanji ("階層の深さ")
+through JMdict's glosses ("hierarchy", "depth": glosses.tsv, made by scripts/build_glosses.py),
+and a compound whose every piece has English (在庫同期 → "inventory sync") through its pieces.
 
 On the hook's path: no import beyond the standard library, and no parsing of the table's
 18,000 lines (8 ms) — a binary search over its sorted text finds a word in microseconds.
@@ -11,11 +12,13 @@ The hand-written glossary (synonyms.txt) wins: its groups carry the software sen
 
 from __future__ import annotations
 
+import mmap
 import re
 from functools import lru_cache
 from pathlib import Path
 
 _KATAKANA = re.compile(r"[ァ-ヶー・]+")
+_KANJI = re.compile(r"[\u3400-\u9fff々]")
 # Longer katakana runs are pasted text, not a word worth splitting.
 MAX_WORD_CHARS = 16
 # Pieces of a compound: at least two characters (a lone ア or ル means nothing alone).
@@ -28,21 +31,48 @@ def table_path() -> Path:
     return Path(__file__).resolve().parent / "loanwords.tsv"
 
 
-@lru_cache(maxsize=1)
-def _table() -> tuple[bytes, int]:
-    """The table's bytes, and where its sorted lines start (after the comment header).
-    Bytes, not text: decoding 470 KB costs the hook ~2 ms, and UTF-8 sorts as code points do,
-    so the binary search works on the bytes as well."""
+def glosses_path() -> Path:
+    return Path(__file__).resolve().parent / "glosses.tsv"
+
+
+@lru_cache(maxsize=2)
+def _table(path: Path) -> tuple[bytes | mmap.mmap, int]:
+    """A sorted table's bytes (mapped, not read: the glosses are 3 MB and a prompt looks up
+    a handful of words), and where its lines start (after the comment header). Bytes, not
+    text: UTF-8 sorts as code points do, so the binary search works on the bytes as well."""
     try:
-        data = table_path().read_bytes()
-    except OSError:
+        with open(path, "rb") as handle:
+            data: bytes | mmap.mmap = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # missing, or empty (mmap refuses a file of 0 bytes)
         return b"", 0
     start = 0
-    while data.startswith(b"#", start):
+    while data[start : start + 1] == b"#":
         start = data.find(b"\n", start) + 1
         if start == 0:
             return b"", 0
     return data, start
+
+
+def _search(path: Path, word: str) -> list[str]:
+    """The values of one word in a sorted `word<TAB>a|b` table, or [] (binary search)."""
+    data, lo = _table(path)
+    if not data:
+        return []
+    target = word.encode("utf-8")
+    hi = len(data)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        start = max(data.rfind(b"\n", lo, mid) + 1, lo)
+        end = data.find(b"\n", start)
+        end = len(data) if end < 0 else end
+        line_key, _, values = data[start:end].partition(b"\t")
+        if line_key == target:
+            return values.decode("utf-8").split("|")
+        if line_key < target:
+            lo = end + 1
+        else:
+            hi = start
+    return []
 
 
 def key(katakana: str) -> str:
@@ -52,26 +82,19 @@ def key(katakana: str) -> str:
 
 
 def lookup(word: str) -> list[str]:
-    """The English origins of one katakana word, or [] (binary search over sorted lines)."""
-    data, lo = _table()
+    """The English origins of one katakana word, or []."""
     wanted = key(word)
-    if not data or len(wanted) < _MIN_PIECE:
+    if len(wanted) < _MIN_PIECE:
         return []
-    target = wanted.encode("utf-8")
-    hi = len(data)
-    while lo < hi:
-        mid = (lo + hi) // 2
-        start = max(data.rfind(b"\n", lo, mid) + 1, lo)
-        end = data.find(b"\n", start)
-        end = len(data) if end < 0 else end
-        line_key, _, origins = data[start:end].partition(b"\t")
-        if line_key == target:
-            return origins.decode("utf-8").split("|")
-        if line_key < target:
-            lo = end + 1
-        else:
-            hi = start
-    return []
+    return _search(table_path(), wanted)
+
+
+def glosses(word: str) -> list[str]:
+    """The English of a word written in kanji (起動 → startup, activation …), or []: the
+    JMdict table made by scripts/build_glosses.py."""
+    if not _KANJI.search(word) or len(word) > MAX_WORD_CHARS:
+        return []
+    return _search(glosses_path(), word)
 
 
 def is_katakana(text: str) -> bool:
@@ -116,19 +139,28 @@ def _readings(choices: list[list[str]]) -> list[list[str]]:
     return readings
 
 
-def add_origins(keys_and_texts: list[tuple[str, str]], synonyms: dict[str, set[str]]) -> None:
-    """Give every katakana keyword the glossary does not know its English as synonyms."""
+def add_origins(keys_and_texts: list[tuple[str, str]], synonyms: dict[str, set[str]]) -> set[str]:
+    """Give every katakana or kanji keyword the glossary does not know its English as
+    synonyms: a loanword its origin, a word of kanji its dictionary glosses. Returns the keys
+    given glosses: a dictionary's everyday senses (展開 "extraction", 要望 "request") find
+    more than the developer meant, so those rank memories but make none fire."""
+    glossed = set()
     for keyword_key, text in keys_and_texts:
-        if keyword_key in synonyms or not is_katakana(text):
+        if keyword_key in synonyms:
             continue
         found = english(text)
+        if not found and not is_katakana(text):
+            found = glosses(text)
+            if found:
+                glossed.add(keyword_key)
         if found:
             synonyms[keyword_key] = {text, *found}
+    return glossed
 
 
-def _english_words(text: str, synonyms: dict[str, set[str]]) -> list[str]:
+def _english_words(text: str, synonyms: dict[str, set[str]]) -> tuple[list[str], bool]:
     """One-word English for a piece: the glossary's (shortest first: `auto` before
-    `automatically`), else the loanword table's."""
+    `automatically`), else the loanword table's, else the dictionary's glosses (then True)."""
     from .keywords import term_key
 
     group = synonyms.get(text.casefold(), ())
@@ -136,20 +168,25 @@ def _english_words(text: str, synonyms: dict[str, set[str]]) -> list[str]:
         {w.casefold() for w in group if w.isascii() and w.isalpha()}, key=lambda w: (len(w), w)
     )
     words = words or [w for w in english(text) if " " not in w]
+    from_gloss = False
+    if not words and not is_katakana(text):
+        words = [w for w in glosses(text) if " " not in w]
+        from_gloss = bool(words)
     # The index stems every word: `merge` and `merges` would be one query twice.
     stems: dict[str, str] = {}
     for word in words:
         stems.setdefault(term_key(word), word)
-    return list(stems.values())
+    return list(stems.values()), from_gloss
 
 
 def add_compound_english(
     keywords: list[tuple[str, str, str]], synonyms: dict[str, set[str]]
-) -> None:
+) -> set[str]:
     """A Japanese compound whose every piece has English gets the English compound as a
     synonym: 自動取り込み (自動 auto + 取り込み import) → "auto import", 循環依存 → "circular
     dependency". `keywords` are (key, text, kind) in prompt order: a compound is followed by
-    its pieces (kind `part`)."""
+    its pieces (kind `part`). Returns the keys whose English took a dictionary gloss."""
+    glossed = set()
     for i, (key_, text, kind) in enumerate(keywords):
         if kind == "part" or key_ in synonyms or text.isascii():
             continue
@@ -160,6 +197,10 @@ def add_compound_english(
             pieces.append(piece)
         if len(pieces) < 2 or "".join(pieces) != text:
             continue
-        choices = [_english_words(piece, synonyms) for piece in pieces]
+        found = [_english_words(piece, synonyms) for piece in pieces]
+        choices = [words for words, _ in found]
         if all(choices):
             synonyms[key_] = {text, *(" ".join(r) for r in _readings(choices))}
+            if any(from_gloss for _, from_gloss in found):
+                glossed.add(key_)
+    return glossed

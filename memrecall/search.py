@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable
+from typing import AbstractSet, Any, Iterable
 
 from . import ranking
 from .config import Settings
@@ -40,6 +40,14 @@ class Pattern:
     matcher: re.Pattern[str] | None  # ASCII keywords need word edges; Japanese never has them
     # A katakana word is not found inside a longer one (ログ in ブログ): katakana.stands_alone.
     katakana: bool = False
+    # A dictionary gloss of a word of kanji (階層 → hierarchy, loanwords.glosses): it ranks a
+    # memory like any synonym but is no evidence for the gate on its own.
+    gloss: bool = False
+
+    @property
+    def how(self) -> str:
+        """How a memory that holds this pattern matched its keyword (`_Candidate.via`)."""
+        return "gloss" if self.gloss else "synonym" if self.synonym else "direct"
 
 
 @dataclass
@@ -168,7 +176,12 @@ def _ascii_matcher(text: str) -> re.Pattern[str] | None:
     return re.compile(left + re.escape(text) + right, re.IGNORECASE)
 
 
-def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> list[Pattern]:
+def build_patterns(
+    keywords: list[Keyword],
+    synonyms: dict[str, set[str]],
+    glossed: AbstractSet[str] = frozenset(),
+) -> list[Pattern]:
+    """`glossed`: the keywords whose synonyms are dictionary glosses (loanwords.add_origins)."""
     patterns: list[Pattern] = []
     seen: set[str] = set()
     # A word two keywords share (`export` for エクスポート and 書き出す) is found for the first
@@ -204,7 +217,14 @@ def build_patterns(keywords: list[Keyword], synonyms: dict[str, set[str]]) -> li
             continue
         seen.add(folded)
         patterns.append(
-            Pattern(text, keyword.key, is_synonym, _ascii_matcher(text), is_katakana(text))
+            Pattern(
+                text,
+                keyword.key,
+                is_synonym,
+                _ascii_matcher(text),
+                is_katakana(text),
+                gloss=is_synonym and keyword.key in glossed,
+            )
         )
     return patterns
 
@@ -295,7 +315,7 @@ def _match_line(text: str, patterns: list[Pattern]) -> dict[str, str]:
         if pattern.katakana and not stands_alone(folded, pattern.text.casefold()):
             continue
         if found.get(pattern.keyword) != "direct":
-            found[pattern.keyword] = "synonym" if pattern.synonym else "direct"
+            found[pattern.keyword] = pattern.how
     return found
 
 
@@ -331,7 +351,7 @@ def _candidates(docs: Iterable[Document], patterns: list[Pattern]) -> list[_Cand
                 for pattern in by_text.get(text.casefold(), ()):
                     candidate.line_keys.setdefault(number, set()).add(pattern.keyword)
                     if candidate.via.get(pattern.keyword) != "direct":
-                        candidate.via[pattern.keyword] = "synonym" if pattern.synonym else "direct"
+                        candidate.via[pattern.keyword] = pattern.how
         else:
             _scan_lines(candidate, patterns)
         if candidate.via:
@@ -358,6 +378,7 @@ class Evidence:
     rarity: float  # 1.0 in one document of the store, near 0 in all of them
     df: int  # documents of the store holding it
     head: bool  # in the title, tags, aliases or id; else only in the text
+    gloss: bool = False  # matched only through a dictionary gloss (Pattern.gloss)
 
 
 @dataclass
@@ -429,7 +450,7 @@ class _Scorer:
         best_value = -1.0
         for top in self.tops:
             weight = ranking.kind_weight(top.subkind)
-            credit, key = 0.0, top.key
+            credit, key, gloss = 0.0, top.key, cand.via.get(top.key) == "gloss"
             if top.key in cand.via:
                 credit = 1.0 if cand.via[top.key] == "direct" else ranking.SYNONYM_CREDIT
             else:
@@ -466,7 +487,7 @@ class _Scorer:
                 value *= ranking.EXACT_ID_BOOST
                 result.distinctive = result.exact_id = True
             result.evidence.append(
-                Evidence(top.text, top.subkind, credit, rarity, df.get(key, 1), in_head)
+                Evidence(top.text, top.subkind, credit, rarity, df.get(key, 1), in_head, gloss)
             )
             raw += value
             if top.kind != "predicate":
@@ -671,6 +692,7 @@ def search(
         return outcome
     if stores is None:
         outcome.warnings += missing_stores(settings, only)
+    glossed: set[str] = set()
     if synonyms is None:
         paths = glossary_files(settings)
         if settings.index.enabled and stores is None:
@@ -681,9 +703,9 @@ def search(
         add_inflections(paths, [k.key for k in keywords], synonyms)
         from .loanwords import add_compound_english, add_origins
 
-        add_origins([(k.key, k.text) for k in keywords], synonyms)
-        add_compound_english([(k.key, k.text, k.kind) for k in keywords], synonyms)
-    patterns = build_patterns(keywords, synonyms)
+        glossed = add_origins([(k.key, k.text) for k in keywords], synonyms)
+        glossed |= add_compound_english([(k.key, k.text, k.kind) for k in keywords], synonyms)
+    patterns = build_patterns(keywords, synonyms, glossed)
     scorer = _Scorer(keywords, settings.now, patterns)
     scorer.phrases = verbatim_phrases(text)
     scorer.quoted = quoted_spans(text)
@@ -1006,7 +1028,15 @@ def _scan_patterns(patterns: list[Pattern], index_terms: list[str]) -> list[Patt
     extra = []
     for pattern, stem in zip(patterns, index_terms):
         if stem != pattern.text.casefold() and len(stem) >= 3:
-            extra.append(Pattern(stem, pattern.keyword, pattern.synonym, _ascii_matcher(stem)))
+            extra.append(
+                Pattern(
+                    stem,
+                    pattern.keyword,
+                    pattern.synonym,
+                    _ascii_matcher(stem),
+                    gloss=pattern.gloss,
+                )
+            )
     return patterns + extra
 
 
@@ -1099,7 +1129,7 @@ def _credit_index_matches(cand: _Candidate) -> None:
     cand.tf.clear()
     for pattern, tf in cand.index_matches:
         if cand.via.get(pattern.keyword) != "direct":
-            cand.via[pattern.keyword] = "synonym" if pattern.synonym else "direct"
+            cand.via[pattern.keyword] = pattern.how
         cand.tf[pattern.keyword] = max(tf, cand.tf.get(pattern.keyword, 0.0))
 
 

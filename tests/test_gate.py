@@ -246,6 +246,20 @@ def test_a_verb_backs_a_cue_but_never_fires_alone() -> None:
     assert not judge(_hit(topic, symptom), "plain", {"落ちる"}, 9.0, 2.0, 1).fire
 
 
+def test_a_word_matched_only_through_a_dictionary_gloss_ranks_but_never_fires() -> None:
+    # 展開 → "extraction" (JMdict): a memory holding "extraction" is as likely about anything.
+    topic = _ev("lambda", 0.75)
+    as_synonym = Evidence("展開", "noun", 0.8, 0.95, 3, True)
+    as_gloss = Evidence("展開", "noun", 0.8, 0.95, 3, True, gloss=True)
+    assert judge(_hit(topic, as_synonym), "plain", set(), 9.0, 2.0, 1).fire
+    verdict = judge(_hit(topic, as_gloss), "plain", set(), 9.0, 2.0, 1)
+    assert not verdict.fire and verdict.specific == ["lambda"]
+    assert "展開 matched only through the dictionary" in verdict.reason  # the log says why
+    # Even a memory cue: glosses alone are never what makes a memory fire.
+    alone = judge(_hit(as_gloss), "cue", set(), 9.0, 2.0, 1)
+    assert not alone.fire and "展開 matched only in English" in alone.reason
+
+
 @pytest.mark.parametrize(
     "prompt", ["Kafka の consumer lag が増える原因は？", "how does the payment retry work?"]
 )

@@ -158,3 +158,116 @@ def test_the_glossary_lookup_merges_groups_that_share_a_whole_word(tmp_path: Pat
     assert "role" not in groups["rollback"]
     # A prompt word inside a longer glossary word (`ログ` in `ログイン`) is not that word.
     assert "ログ" not in groups
+
+
+# --- words of kanji: JMdict's glosses (glosses.tsv, scripts/build_glosses.py) ---------------
+
+
+@pytest.mark.parametrize(
+    ("word", "english"),
+    [
+        ("退避", "backup"),
+        ("階層", "hierarchy"),
+        ("深さ", "depth"),  # kanji with okurigana
+        ("識別子", "identifier"),  # no priority list marks it; short words are kept anyway
+        ("設定", "configuration"),  # the computing sense, not "setting (of a novel)"
+        ("複製", "duplication"),
+    ],
+)
+def test_a_word_of_kanji_gives_its_dictionary_english(word: str, english: str) -> None:
+    assert english in loanwords.glosses(word)
+
+
+@pytest.mark.parametrize("word", ["関係", "計画", "登録", "普通"])
+def test_everyday_japanese_words_get_no_english(word: str) -> None:
+    # 関係 → "relation" would tie a Japanese prompt to every English issue using the word.
+    assert loanwords.glosses(word) == []
+
+
+@pytest.mark.parametrize("word", ["ドライバ", "ignore", "いる", "設", ""])
+def test_words_without_kanji_or_of_one_character_have_no_glosses(word: str) -> None:
+    assert loanwords.glosses(word) == []
+
+
+def test_the_glosses_table_is_sorted_for_its_binary_search() -> None:
+    lines = [
+        line
+        for line in loanwords.glosses_path().read_text(encoding="utf-8").splitlines()
+        if not line.startswith("#")
+    ]
+    assert len(lines) > 50_000
+    assert [line.encode() for line in lines] == sorted(line.encode() for line in lines)
+    for line in lines[:: len(lines) // 200]:
+        word, _, english = line.partition("\t")
+        assert loanwords.glosses(word) == english.split("|")
+
+
+def test_the_glossary_wins_over_the_dictionary() -> None:
+    synonyms = {"設定": {"設定", "config", "settings"}}
+    loanwords.add_origins([("設定", "設定"), ("階層", "階層")], synonyms)
+    assert synonyms["設定"] == {"設定", "config", "settings"}
+    assert "hierarchy" in synonyms["階層"]
+
+
+@pytest.fixture
+def hierarchy_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    beads = tmp_path / "proj" / ".beads"
+    beads.mkdir(parents=True)
+    issues = [
+        {
+            "id": "bd-hd1",
+            "title": "Child issues stop at three levels: hierarchy depth setting ignored",
+            "description": "The configured max depth of the hierarchy is never read.",
+            "status": "closed",
+            "close_reason": "Read hierarchy.max-depth from the configuration file.",
+        },
+        # Decoys that share the prompt's other words (issue, 設定 → config).
+        {
+            "id": "bd-cf2",
+            "title": "Config file reload drops comments",
+            "description": "Saving the config file from bd config set loses comments.",
+            "status": "open",
+        },
+        {
+            "id": "bd-cf3",
+            "title": "Child issue ids collide after config change",
+            "description": "Changing the id prefix in the config renumbers child issues.",
+            "status": "open",
+        },
+    ] + [
+        {
+            "id": f"bd-x{n:03d}",
+            "title": f"Unrelated chore {n}",
+            "description": "Tidy the release notes and bump the version.",
+            "status": "open",
+        }
+        for n in range(30)
+    ]
+    (beads / "issues.jsonl").write_text(
+        "".join(json.dumps(issue) + "\n" for issue in issues), encoding="utf-8"
+    )
+    monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    return beads
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "階層の深さの上限が効かない",
+        "設定した階層の深さが効かない",
+    ],
+)
+def test_a_japanese_prompt_in_kanji_finds_the_english_issue(
+    hierarchy_tracker: Path, engine: str, prompt: str
+) -> None:
+    settings = load_settings()
+    if engine == "index":
+        from memrecall.index import refresh
+
+        refresh(settings)
+    keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
+    outcome = search(keywords, settings)
+    assert outcome.engine == engine
+    assert outcome.hits and outcome.hits[0].ref == "bd-hd1"
