@@ -19,6 +19,7 @@ from pathlib import Path
 
 _KATAKANA = re.compile(r"[ァ-ヶー・]+")
 _KANJI = re.compile(r"[\u3400-\u9fff々]")
+_ENGLISH_WORD = re.compile(r"[A-Za-z][a-z]{2,}(?:-[a-z]+)?")
 # Longer katakana runs are pasted text, not a word worth splitting.
 MAX_WORD_CHARS = 16
 # Pieces of a compound: at least two characters (a lone ア or ル means nothing alone).
@@ -89,6 +90,39 @@ def lookup(word: str) -> list[str]:
     return _search(table_path(), wanted)
 
 
+def glosses_en_path() -> Path:
+    return Path(__file__).resolve().parent / "glosses_en.tsv"
+
+
+def japanese(word: str) -> list[str]:
+    """Japanese for an English word (`overwrite` → オーバーライト, 上書き), or []: the reverse
+    of both tables (scripts/build_glosses.py). The dictionaries write the plain form: a plural
+    or a tense is stripped to find it (`hierarchies`, `muted`). Not a stemmer: `does` is not
+    `doe`, `uniting` is not `unit`."""
+    if not _ENGLISH_WORD.fullmatch(word):
+        return []
+    folded = word.casefold()
+    for form in (folded, *_plain_forms(folded)):
+        found = _search(glosses_en_path(), form)
+        if found:
+            return found
+    return []
+
+
+def _plain_forms(word: str) -> list[str]:
+    if word.endswith("ies"):
+        return [word[:-3] + "y"]
+    if word.endswith("ing"):
+        return [word[:-3], word[:-3] + "e"]
+    if word.endswith("ed"):
+        return [word[:-2], word[:-1]]
+    if word.endswith("es"):
+        return [word[:-2], word[:-1]]
+    if word.endswith("s") and not word.endswith("ss"):
+        return [word[:-1]]
+    return []
+
+
 def glosses(word: str) -> list[str]:
     """The English of a word written in kanji (起動 → startup, activation …), or []: the
     JMdict table made by scripts/build_glosses.py."""
@@ -140,17 +174,18 @@ def _readings(choices: list[list[str]]) -> list[list[str]]:
 
 
 def add_origins(keys_and_texts: list[tuple[str, str]], synonyms: dict[str, set[str]]) -> set[str]:
-    """Give every katakana or kanji keyword the glossary does not know its English as
-    synonyms: a loanword its origin, a word of kanji its dictionary glosses. Returns the keys
-    given glosses: a dictionary's everyday senses (展開 "extraction", 要望 "request") find
-    more than the developer meant, so those rank memories but make none fire."""
+    """Give every keyword the glossary does not know its other language as synonyms: a
+    loanword its English origin, a word of kanji its dictionary glosses, an English word the
+    Japanese those tables translate by it. Returns the keys given dictionary words: their
+    everyday senses (展開 "extraction", 要望 "request") find more than the developer meant,
+    so those rank memories but make none fire."""
     glossed = set()
     for keyword_key, text in keys_and_texts:
         if keyword_key in synonyms:
             continue
         found = english(text)
         if not found and not is_katakana(text):
-            found = glosses(text)
+            found = glosses(text) or japanese(text)
             if found:
                 glossed.add(keyword_key)
         if found:

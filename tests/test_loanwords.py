@@ -204,9 +204,11 @@ def test_the_glosses_table_is_sorted_for_its_binary_search() -> None:
 
 def test_the_glossary_wins_over_the_dictionary() -> None:
     synonyms = {"設定": {"設定", "config", "settings"}}
-    loanwords.add_origins([("設定", "設定"), ("階層", "階層")], synonyms)
+    glossed = loanwords.add_origins([("設定", "設定"), ("階層", "階層")], synonyms)
     assert synonyms["設定"] == {"設定", "config", "settings"}
     assert "hierarchy" in synonyms["階層"]
+    # Only the dictionary's words are glosses (rank, never fire); a glossary word is evidence.
+    assert glossed == {"階層"}
 
 
 @pytest.fixture
@@ -271,3 +273,64 @@ def test_a_japanese_prompt_in_kanji_finds_the_english_issue(
     outcome = search(keywords, settings)
     assert outcome.engine == engine
     assert outcome.hits and outcome.hits[0].ref == "bd-hd1"
+
+
+# --- English words: the reverse table (glosses_en.tsv) --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("word", "japanese"),
+    [
+        ("hierarchy", "階層"),  # JMdict
+        ("hierarchies", "階層"),  # a plural or a tense is stripped to find the plain form
+        ("containers", "コンテナ"),
+        ("identifier", "識別子"),
+        ("shortcut", "ショートカット"),  # the loanword table, read backwards
+        ("Processor", "プロセッサ"),
+    ],
+)
+def test_an_english_word_gives_its_japanese(word: str, japanese: str) -> None:
+    assert japanese in loanwords.japanese(word)
+
+
+@pytest.mark.parametrize("word", ["PAY-1234", "setup.py", "ab", "sync_inventory", "日本語"])
+def test_ids_files_and_short_words_get_no_japanese(word: str) -> None:
+    assert loanwords.japanese(word) == []
+
+
+@pytest.mark.parametrize("word", ["add", "read", "explain"])
+def test_an_english_word_many_japanese_words_translate_gets_none(word: str) -> None:
+    # "add" is 加算, 追加, 付加, 増設, 混入 …: it would tie a prompt to half of a Japanese vault.
+    assert loanwords.japanese(word) == []
+
+
+@pytest.fixture
+def japanese_vault(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    (vault / "子タスクの階層.md").write_text(
+        "# 子タスクの階層\n\n子タスクの階層は 3 段までで、それ以上は設定で変えられない。\n",
+        encoding="utf-8",
+    )
+    for n in range(12):
+        (vault / f"タスク整理{n}.md").write_text(
+            f"# タスク整理 {n}\n\n今週のタスクを整理した。task の期限を見直す。\n", encoding="utf-8"
+        )
+    monkeypatch.setenv("MEMRECALL_OBSIDIAN", str(vault))
+    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
+    return vault
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_an_english_prompt_finds_the_japanese_note(japanese_vault: Path, engine: str) -> None:
+    settings = load_settings()
+    if engine == "index":
+        from memrecall.index import refresh
+
+        refresh(settings)
+    keywords, _ = tokenize_text(
+        "why does the task hierarchy stop at three levels?", settings.tokenizer, settings
+    )
+    outcome = search(keywords, settings)
+    assert outcome.engine == engine
+    assert outcome.hits and outcome.hits[0].ref.endswith("子タスクの階層.md")
