@@ -16,6 +16,7 @@ import mmap
 import re
 from functools import lru_cache
 from pathlib import Path
+from typing import AbstractSet
 
 _KATAKANA = re.compile(r"[ァ-ヶー・]+")
 _KANJI = re.compile(r"[\u3400-\u9fff々]")
@@ -173,19 +174,24 @@ def _readings(choices: list[list[str]]) -> list[list[str]]:
     return readings
 
 
-def add_origins(keys_and_texts: list[tuple[str, str]], synonyms: dict[str, set[str]]) -> set[str]:
+def add_origins(
+    keys_and_texts: list[tuple[str, str]],
+    synonyms: dict[str, set[str]],
+    pieces: AbstractSet[str] = frozenset(),
+) -> set[str]:
     """Give every keyword the glossary does not know its other language as synonyms: a
     loanword its English origin, a word of kanji its dictionary glosses, an English word the
     Japanese those tables translate by it. Returns the keys given dictionary words: their
     everyday senses (展開 "extraction", 要望 "request") find more than the developer meant,
-    so those rank memories but make none fire."""
+    so those rank memories but make none fire. `pieces` (the words of an identifier or a
+    compound) get no Japanese: `batch` of `sync_inventory_batch` is no バッチ of a note."""
     glossed = set()
     for keyword_key, text in keys_and_texts:
         if keyword_key in synonyms:
             continue
         found = english(text)
         if not found and not is_katakana(text):
-            found = glosses(text) or japanese(text)
+            found = glosses(text) or ([] if keyword_key in pieces else japanese(text))
             if found:
                 glossed.add(keyword_key)
         if found:

@@ -703,7 +703,8 @@ def search(
         add_inflections(paths, [k.key for k in keywords], synonyms)
         from .loanwords import add_compound_english, add_origins
 
-        glossed = add_origins([(k.key, k.text) for k in keywords], synonyms)
+        pieces = {k.key for k in keywords if k.kind == "part"}
+        glossed = add_origins([(k.key, k.text) for k in keywords], synonyms, pieces)
         glossed |= add_compound_english([(k.key, k.text, k.kind) for k in keywords], synonyms)
     patterns = build_patterns(keywords, synonyms, glossed)
     scorer = _Scorer(keywords, settings.now, patterns)

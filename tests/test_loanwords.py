@@ -298,6 +298,16 @@ def test_ids_files_and_short_words_get_no_japanese(word: str) -> None:
     assert loanwords.japanese(word) == []
 
 
+def test_the_words_of_an_identifier_get_no_japanese() -> None:
+    # `batch` of `sync_inventory_batch` is a piece of a name, not the バッチ of a note.
+    synonyms: dict[str, set[str]] = {}
+    keys = [("sync_inventory_batch", "sync_inventory_batch"), ("batch", "batch")]
+    loanwords.add_origins(keys, synonyms, pieces={"batch"})
+    assert "batch" not in synonyms
+    loanwords.add_origins(keys, synonyms)
+    assert "バッチ" in synonyms["batch"]
+
+
 @pytest.mark.parametrize("word", ["add", "read", "explain"])
 def test_an_english_word_many_japanese_words_translate_gets_none(word: str) -> None:
     # "add" is 加算, 追加, 付加, 増設, 混入 …: it would tie a prompt to half of a Japanese vault.
