@@ -72,19 +72,11 @@ def test_the_glossary_wins_over_the_table() -> None:
     assert "merge driver" in synonyms["マージドライバ"]
 
 
-@pytest.fixture
-def english_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def _tracker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, issues: list[dict]) -> Path:
+    """A beads export holding `issues` and 30 unrelated chores, the only store configured."""
     beads = tmp_path / "proj" / ".beads"
     beads.mkdir(parents=True)
-    issues = [
-        {
-            "id": "bd-m3rg",
-            "title": "Merge driver configured with invalid placeholders",
-            "description": "git config merge.beads.driver used %L %R; use %O %A %B instead.",
-            "status": "closed",
-            "close_reason": "Fixed the driver line and migrate existing clones on bd init.",
-        }
-    ] + [
+    chores = [
         {
             "id": f"bd-x{n:03d}",
             "title": f"Unrelated chore {n}",
@@ -94,26 +86,41 @@ def english_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.Mon
         for n in range(30)
     ]
     (beads / "issues.jsonl").write_text(
-        "".join(json.dumps(issue) + "\n" for issue in issues), encoding="utf-8"
+        "".join(json.dumps(issue) + "\n" for issue in issues + chores), encoding="utf-8"
     )
     monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
     monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
     return beads
 
 
-@pytest.mark.parametrize("engine", ["rg", "index"])
-def test_a_japanese_prompt_finds_the_english_issue(english_tracker: Path, engine: str) -> None:
+def _top_ref(prompt: str, engine: str) -> str | None:
+    """The first hit's ref for `prompt`, searched through `engine` (the index built first)."""
     settings = load_settings()
     if engine == "index":
         from memrecall.index import refresh
 
         refresh(settings)
-    keywords, _ = tokenize_text(
-        "マージドライバのプレースホルダーの件", settings.tokenizer, settings
-    )
+    keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
     outcome = search(keywords, settings)
     assert outcome.engine == engine
-    assert outcome.hits and outcome.hits[0].ref == "bd-m3rg"
+    return outcome.hits[0].ref if outcome.hits else None
+
+
+@pytest.fixture
+def english_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    merge_driver = {
+        "id": "bd-m3rg",
+        "title": "Merge driver configured with invalid placeholders",
+        "description": "git config merge.beads.driver used %L %R; use %O %A %B instead.",
+        "status": "closed",
+        "close_reason": "Fixed the driver line and migrate existing clones on bd init.",
+    }
+    return _tracker(tmp_path, monkeypatch, [merge_driver])
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_a_japanese_prompt_finds_the_english_issue(english_tracker: Path, engine: str) -> None:
+    assert _top_ref("マージドライバのプレースホルダーの件", engine) == "bd-m3rg"
 
 
 def test_a_japanese_compound_of_translatable_pieces_gets_its_english() -> None:
@@ -213,8 +220,6 @@ def test_the_glossary_wins_over_the_dictionary() -> None:
 
 @pytest.fixture
 def hierarchy_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    beads = tmp_path / "proj" / ".beads"
-    beads.mkdir(parents=True)
     issues = [
         {
             "id": "bd-hd1",
@@ -236,21 +241,8 @@ def hierarchy_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.M
             "description": "Changing the id prefix in the config renumbers child issues.",
             "status": "open",
         },
-    ] + [
-        {
-            "id": f"bd-x{n:03d}",
-            "title": f"Unrelated chore {n}",
-            "description": "Tidy the release notes and bump the version.",
-            "status": "open",
-        }
-        for n in range(30)
     ]
-    (beads / "issues.jsonl").write_text(
-        "".join(json.dumps(issue) + "\n" for issue in issues), encoding="utf-8"
-    )
-    monkeypatch.setenv("MEMRECALL_BEADS", str(beads.parent))
-    monkeypatch.setenv("MEMRECALL_TOKENIZER", "sudachi")
-    return beads
+    return _tracker(tmp_path, monkeypatch, issues)
 
 
 @pytest.mark.parametrize("engine", ["rg", "index"])
@@ -264,15 +256,7 @@ def hierarchy_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.M
 def test_a_japanese_prompt_in_kanji_finds_the_english_issue(
     hierarchy_tracker: Path, engine: str, prompt: str
 ) -> None:
-    settings = load_settings()
-    if engine == "index":
-        from memrecall.index import refresh
-
-        refresh(settings)
-    keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
-    outcome = search(keywords, settings)
-    assert outcome.engine == engine
-    assert outcome.hits and outcome.hits[0].ref == "bd-hd1"
+    assert _top_ref(prompt, engine) == "bd-hd1"
 
 
 # --- English words: the reverse table (glosses_en.tsv) --------------------------------------
@@ -333,14 +317,5 @@ def japanese_vault(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.Monk
 
 @pytest.mark.parametrize("engine", ["rg", "index"])
 def test_an_english_prompt_finds_the_japanese_note(japanese_vault: Path, engine: str) -> None:
-    settings = load_settings()
-    if engine == "index":
-        from memrecall.index import refresh
-
-        refresh(settings)
-    keywords, _ = tokenize_text(
-        "why does the task hierarchy stop at three levels?", settings.tokenizer, settings
-    )
-    outcome = search(keywords, settings)
-    assert outcome.engine == engine
-    assert outcome.hits and outcome.hits[0].ref.endswith("子タスクの階層.md")
+    top = _top_ref("why does the task hierarchy stop at three levels?", engine)
+    assert top is not None and top.endswith("子タスクの階層.md")
