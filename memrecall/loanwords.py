@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import AbstractSet
 
 _KATAKANA = re.compile(r"[ァ-ヶー・]+")
-_KANJI = re.compile(r"[\u3400-\u9fff々]")
 _ENGLISH_WORD = re.compile(r"[A-Za-z][a-z]{2,}(?:-[a-z]+)?")
 # Longer katakana runs are pasted text, not a word worth splitting.
 MAX_WORD_CHARS = 16
@@ -91,6 +90,11 @@ def lookup(word: str) -> list[str]:
     return _search(table_path(), wanted)
 
 
+def _has_kanji(word: str) -> bool:
+    # Not a regular expression: compiling one over the CJK range costs the hook ~3 ms.
+    return any("\u3400" <= ch <= "\u9fff" or ch == "々" for ch in word)
+
+
 def glosses_en_path() -> Path:
     return Path(__file__).resolve().parent / "glosses_en.tsv"
 
@@ -127,7 +131,7 @@ def _plain_forms(word: str) -> list[str]:
 def glosses(word: str) -> list[str]:
     """The English of a word written in kanji (起動 → startup, activation …), or []: the
     JMdict table made by scripts/build_glosses.py."""
-    if not _KANJI.search(word) or len(word) > MAX_WORD_CHARS:
+    if len(word) > MAX_WORD_CHARS or not _has_kanji(word):
         return []
     return _search(glosses_path(), word)
 
