@@ -458,6 +458,8 @@ class _Scorer:
                 if pieces:
                     key = max(pieces, key=lambda p: ranking.rarity(df.get(p, 1), total))
                     credit = ranking.PART_CREDIT
+                    # 階層深度 found as "hierarchy" and "depth" only through the dictionary.
+                    gloss = all(cand.via[p] == "gloss" for p in pieces)
                     share = len(pieces) / len(self.children[top.key])
                     if top.subkind == "code":
                         # A command is found as far as its words are: `git` alone is not

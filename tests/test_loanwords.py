@@ -259,6 +259,18 @@ def test_a_japanese_prompt_in_kanji_finds_the_english_issue(
     assert _top_ref(prompt, engine) == "bd-hd1"
 
 
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_a_compound_found_only_through_its_pieces_glosses_is_no_evidence(
+    hierarchy_tracker: Path, engine: str
+) -> None:
+    # 階層深度 is in no dictionary; its pieces are: 階層 → hierarchy, 深度 → depth.
+    assert _top_ref("階層深度の件", engine) == "bd-hd1"
+    settings = load_settings()
+    keywords, _ = tokenize_text("階層深度の件", settings.tokenizer, settings)
+    hit = search(keywords, settings).hits[0]
+    assert [(e.keyword, e.gloss) for e in hit.evidence] == [("階層深度", True)]
+
+
 # --- English words: the reverse table (glosses_en.tsv) --------------------------------------
 
 
