@@ -28,12 +28,16 @@ _MIN_PIECE = 2
 MAX_READINGS = 4
 
 
+# Resolved once: japanese() looks up to five forms of a word, each in this folder.
+_HERE = Path(__file__).resolve().parent
+
+
 def table_path() -> Path:
-    return Path(__file__).resolve().parent / "loanwords.tsv"
+    return _HERE / "loanwords.tsv"
 
 
 def glosses_path() -> Path:
-    return Path(__file__).resolve().parent / "glosses.tsv"
+    return _HERE / "glosses.tsv"
 
 
 @lru_cache(maxsize=2)
@@ -96,7 +100,7 @@ def _has_kanji(word: str) -> bool:
 
 
 def glosses_en_path() -> Path:
-    return Path(__file__).resolve().parent / "glosses_en.tsv"
+    return _HERE / "glosses_en.tsv"
 
 
 def japanese(word: str) -> list[str]:
