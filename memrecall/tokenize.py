@@ -24,10 +24,18 @@ def tokenize_text(
 
     analyzer, notes = resolve(backend, timeout)
 
-    def known_predicates(lemmas: set[str]) -> set[str]:
+    def known_phrases(words: set[str]) -> set[str]:
         from .glossary import glossary_files, known_words
 
-        return known_words(glossary_files(settings), lemmas)
+        return known_words(glossary_files(settings), words)
+
+    def known_predicates(lemmas: set[str]) -> set[str]:
+        # A verb the dictionary translates (消す → delete) finds the English memory that says
+        # it; like every dictionary word it ranks and is never evidence (loanwords.add_origins).
+        from .loanwords import glosses
+
+        known = known_phrases(lemmas)
+        return known | {lemma for lemma in lemmas - known if glosses(lemma)}
 
     def japanese_phrases(text: str) -> list[str]:
         from .glossary import glossary_files, japanese_phrases_in
@@ -40,7 +48,7 @@ def tokenize_text(
         effective_stopwords(settings),
         id_prefixes=id_prefixes(settings.beads),
         known_predicates=known_predicates,
-        known_phrases=known_predicates,  # the same question: which the glossary lists whole
+        known_phrases=known_phrases,
         japanese_phrases=japanese_phrases,
     )
     return keywords, notes

@@ -20,6 +20,11 @@ from memrecall.tokenizers import resolve
         ("テスト用のデータを作る", "テスト", "テスト用"),
         ("起動時に落ちる", "起動", "起動時"),
         ("言語別に集計する", "言語", "言語別"),
+        # Only roughly the topic: payments and the like, jobs of some kind.
+        ("決済まわりで二重実行を防ぎたい", "決済", "決済まわり"),
+        ("夜中のジョブ系の設定を変えた", "ジョブ", "ジョブ系"),
+        ("ビルド関連のエラーが出る", "ビルド", "ビルド関連"),
+        ("認証周りのテストを足す", "認証", "認証周り"),
     ],
 )
 def test_a_relational_suffix_leaves_the_noun(
@@ -31,7 +36,7 @@ def test_a_relational_suffix_leaves_the_noun(
 
 
 @pytest.mark.parametrize("backend", ["sudachi", "mecab"])
-@pytest.mark.parametrize("word", ["本番環境", "日時", "同時"])
+@pytest.mark.parametrize("word", ["本番環境", "日時", "同時", "依存関係", "体系"])
 def test_a_compound_or_noun_that_merely_contains_one_stays(backend: str, word: str) -> None:
     analyzer, _ = resolve(backend, None)
     texts = [k.text for k in extract(f"{word}を確認する", analyzer, set())]

@@ -239,6 +239,25 @@ def test_shipped_stopwords_removed(analyzer: Analyzer, shipped: set[str]) -> Non
     )
 
 
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "what did we decide yesterday about the webhook retries",
+        "the webhook retries we changed recently",
+        "which webhook retries did we touch this week, or last month",
+        "webhook retries came up a few times earlier this year",
+    ],
+)
+def test_english_words_of_when_are_no_keywords(
+    analyzer: Analyzer, shipped: set[str], prompt: str
+) -> None:
+    # 昨日, 先週 and 最近 never become keywords of a Japanese prompt; their English neither.
+    got = texts(prompt, analyzer, shipped)
+    assert got[:2] == ["webhook", "retries"], got
+    when = {"yesterday", "recently", "week", "month", "times", "earlier", "year"}
+    assert not when & set(got), got
+
+
 def test_user_stopwords_file_applies(
     analyzer: Analyzer, isolated_home: Path, shipped: set[str]
 ) -> None:

@@ -304,7 +304,7 @@ def test_the_words_of_an_identifier_get_no_japanese() -> None:
     assert "バッチ" in synonyms["batch"]
 
 
-@pytest.mark.parametrize("word", ["add", "read", "explain"])
+@pytest.mark.parametrize("word", ["add", "read", "remove"])
 def test_an_english_word_many_japanese_words_translate_gets_none(word: str) -> None:
     # "add" is 加算, 追加, 付加, 増設, 混入 …: it would tie a prompt to half of a Japanese vault.
     assert loanwords.japanese(word) == []
@@ -331,3 +331,67 @@ def japanese_vault(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.Monk
 def test_an_english_prompt_finds_the_japanese_note(japanese_vault: Path, engine: str) -> None:
     top = _top_ref("why does the task hierarchy stop at three levels?", engine)
     assert top is not None and top.endswith("子タスクの階層.md")
+
+
+# --- verbs: JMdict's glosses of a verb in dictionary form (消す → delete) ------------------
+
+
+@pytest.mark.parametrize(
+    ("verb", "english"),
+    [("消す", "delete"), ("書き換える", "overwrite"), ("落ちる", "crash"), ("消える", "vanish")],
+)
+def test_a_verb_gives_its_dictionary_english(verb: str, english: str) -> None:
+    assert english in loanwords.glosses(verb)
+
+
+@pytest.mark.parametrize("verb", ["見る", "使う", "作る", "思う", "言う"])
+def test_everyday_verbs_get_no_english(verb: str) -> None:
+    assert loanwords.glosses(verb) == []
+
+
+@pytest.mark.parametrize(("word", "verb"), [("deleted", "消す"), ("overwrite", "書き換える")])
+def test_an_english_verb_gives_the_japanese_verb(word: str, verb: str) -> None:
+    assert verb in loanwords.japanese(word)
+
+
+@pytest.fixture
+def deletion_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    issues = [
+        # Decoys first, and richer in the prompt's nouns: only the verb tells them apart.
+        {
+            "id": "bd-cm1",
+            "title": "Sync commits notes outside the tracker folder",
+            "description": "Running sync stages notes outside the tracker and commits them.",
+            "status": "open",
+        },
+        {
+            "id": "bd-mv2",
+            "title": "Sync moves notes outside the tracker folder",
+            "description": "Running sync moves notes outside the tracker into .beads/.",
+            "status": "open",
+        },
+        {
+            "id": "bd-dl3",
+            "title": "Sync deleted notes outside the tracker folder",
+            "description": "Running sync deleted the notes under docs/ and committed that.",
+            "status": "closed",
+            "close_reason": "Sync now stages only paths under .beads/.",
+        },
+    ]
+    return _tracker(tmp_path, monkeypatch, issues)
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+@pytest.mark.parametrize(
+    "prompt",
+    ["同期したらトラッカーの外のノートが消された", "同期でトラッカーの外のノートを消してしまう"],
+)
+def test_a_japanese_verb_finds_the_english_issue_that_says_it(
+    deletion_tracker: Path, engine: str, prompt: str
+) -> None:
+    assert _top_ref(prompt, engine) == "bd-dl3"
+    # Like every dictionary word, the verb ranks the issue but is no evidence for the gate.
+    settings = load_settings()
+    keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
+    hit = search(keywords, settings).hits[0]
+    assert ("消す", True) in [(e.keyword, e.gloss) for e in hit.evidence]

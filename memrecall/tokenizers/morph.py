@@ -92,8 +92,13 @@ def _counts(previous: Morph | None, morph: Morph) -> bool:
 
 # Suffixes that say where or when the noun before them applies (`パスごと` per path,
 # `サーバー側` on the server side, `会議中` during the meeting, `テスト用` for tests,
-# `起動時` at startup): the topic is the noun, and a memory writes it without them.
-_RELATIONAL_SUFFIXES = frozenset("ごと 毎 側 中 内 用 別 向け 時 後".split())
+# `起動時` at startup), or that it is only roughly the topic (`決済まわり` payments and the
+# like, `ジョブ系`, `ビルド関連`, `設定全般`): the topic is the noun, and a memory writes it
+# without them. Not 関係: `依存関係` is a word of its own.
+_RELATIONAL_SUFFIXES = frozenset(
+    "ごと 毎 側 中 内 用 別 向け 時 後".split()
+    + "まわり 周り 回り 周辺 あたり 辺り 系 関連 全般 絡み 界隈".split()
+)
 
 
 def _trim(run: list[Morph]) -> list[Morph]:
