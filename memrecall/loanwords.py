@@ -140,6 +140,14 @@ def glosses(word: str) -> list[str]:
     return _search(glosses_path(), word)
 
 
+def katakana_glosses(word: str) -> list[str]:
+    """The English of a katakana word UniDic's loanword table lacks (フラグ → flag, スニペット →
+    snippet), or []: JMdict's entries written in kana only, in the same table as the kanji."""
+    if not is_katakana(word) or len(word) > MAX_WORD_CHARS:
+        return []
+    return _search(glosses_path(), word)
+
+
 def is_katakana(text: str) -> bool:
     return bool(_KATAKANA.fullmatch(text))
 
@@ -188,18 +196,22 @@ def add_origins(
     pieces: AbstractSet[str] = frozenset(),
 ) -> set[str]:
     """Give every keyword the glossary does not know its other language as synonyms: a
-    loanword its English origin, a word of kanji its dictionary glosses, an English word the
-    Japanese those tables translate by it. Returns the keys given dictionary words: their
-    everyday senses (展開 "extraction", 要望 "request") find more than the developer meant,
-    so those rank memories but make none fire. `pieces` (the words of an identifier or a
-    compound) get no Japanese: `batch` of `sync_inventory_batch` is no バッチ of a note."""
+    loanword its English origin (or, where UniDic has none, JMdict's), a word of kanji its
+    dictionary glosses, an English word the Japanese those tables translate by it. Returns
+    the keys given dictionary words: their everyday senses (展開 "extraction", 要望 "request")
+    find more than the developer meant, so those rank memories but make none fire. `pieces`
+    (the words of an identifier or a compound) get no Japanese: `batch` of
+    `sync_inventory_batch` is no バッチ of a note."""
     glossed = set()
     for keyword_key, text in keys_and_texts:
         if keyword_key in synonyms:
             continue
         found = english(text)
-        if not found and not is_katakana(text):
-            found = glosses(text) or ([] if keyword_key in pieces else japanese(text))
+        if not found:
+            if is_katakana(text):
+                found = katakana_glosses(text)
+            else:
+                found = glosses(text) or ([] if keyword_key in pieces else japanese(text))
             if found:
                 glossed.add(keyword_key)
         if found:

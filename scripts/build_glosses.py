@@ -16,7 +16,9 @@ Kept, so that the table holds the words a developer's prompt uses and not the di
 200,000 headwords: nouns (and nouns that take する) and verbs in dictionary form (消す →
 erase, delete; 書き換える → rewrite) written with at least one kanji, marked common by
 JMdict's priority lists, having a computing sense, or short; not everyday words (wordfreq's
-frequencies, EVERYDAY_JAPANESE, EVERYDAY_VERB) unless they have a computing sense. Per word: its
+frequencies, EVERYDAY_JAPANESE, EVERYDAY_VERB) unless they have a computing sense. And the
+katakana words UniDic's loanword table lacks (フラグ → flag, スニペット → snippet), from the
+entries JMdict writes in kana only. Per word: its
 computing senses if it has any (設定 → configuration, not "scene of a novel"), else its first
 sense; glosses of one or two words, parentheses dropped, not everyday English, at most
 MAX_GLOSSES. wordfreq is needed here only (`pip install wordfreq`). The table is data derived
@@ -33,6 +35,7 @@ import sqlite3
 import sys
 import tempfile
 from pathlib import Path
+from typing import Callable
 
 OUT = Path(__file__).resolve().parent.parent / "memrecall" / "glosses.tsv"
 OUT_ENGLISH = OUT.with_name("glosses_en.tsv")
@@ -55,6 +58,8 @@ EVERYDAY_JAPANESE = 4.2
 EVERYDAY_VERB = 4.8
 EVERYDAY_ENGLISH = 5.0
 _KANJI = re.compile(r"[\u3400-\u9fff々]")
+_KATAKANA_WORD = re.compile(r"[ァ-ヶー]+")
+MAX_KATAKANA_CHARS = 16
 _NOUNISH = ("noun", "adjectival nouns")
 _VERBISH = ("Godan verb", "Ichidan verb")
 _DICTIONARY_FORM_ENDINGS = "うくぐすつぬぶむる"
@@ -150,20 +155,51 @@ def glosses(db: sqlite3.Connection) -> dict[str, list[str]]:
         everyday = EVERYDAY_VERB if verb else EVERYDAY_JAPANESE
         if not computing and zipf(japanese, headword) >= everyday:
             continue
-        found = table.setdefault(headword, [])
-        for sid in computing or entry_senses[:1]:
-            for gloss in words.get(sid, []):
-                text = clean(gloss)
-                if (
-                    text
-                    and text not in found
-                    and len(found) < MAX_GLOSSES
-                    and zipf(english, text) < EVERYDAY_ENGLISH
-                ):
-                    found.append(text)
-        if not found:
-            del table[headword]
+        found = _sense_glosses(
+            computing or entry_senses[:1], words, lambda t: zipf(english, t) < EVERYDAY_ENGLISH
+        )
+        if found:
+            table.setdefault(headword, [])
+            table[headword] += [g for g in found if g not in table[headword]][
+                : MAX_GLOSSES - len(table[headword])
+            ]
+    # Katakana words UniDic's loanword table lacks (フラグ, スニペット, ロガー): an entry written
+    # in kana only. Their glosses are the words they come from, everyday English or not (キー
+    # is a key).
+    loanwords = {
+        line.partition("\t")[0]
+        for line in (OUT.parent / "loanwords.tsv").read_text(encoding="utf-8").splitlines()
+        if not line.startswith("#")
+    }
+    with_kanji = {idseq for (idseq,) in db.execute("SELECT DISTINCT idseq FROM Kanji")}
+    for idseq, headword in db.execute("SELECT idseq, text FROM Kana"):
+        if (
+            idseq in with_kanji
+            or not _KATAKANA_WORD.fullmatch(headword)
+            or not 2 <= len(headword) <= MAX_KATAKANA_CHARS
+            or headword in loanwords
+            or headword in table  # JMdict's first entry for it: キー is a key before a squeak
+        ):
+            continue
+        entry_senses = senses.get(idseq, [])
+        computing = [sid for sid in entry_senses if sid in computing_senses]
+        found = _sense_glosses(computing or entry_senses[:1], words, lambda t: True)
+        if found:
+            table[headword] = found
     return table
+
+
+def _sense_glosses(
+    sense_ids: list[int], words: dict[int, list[str]], keep: Callable[[str], bool]
+) -> list[str]:
+    """The cleaned glosses of these senses that `keep` accepts, in order, at most MAX_GLOSSES."""
+    found: list[str] = []
+    for sid in sense_ids:
+        for gloss in words.get(sid, []):
+            text = clean(gloss)
+            if text and text not in found and len(found) < MAX_GLOSSES and keep(text):
+                found.append(text)
+    return found
 
 
 def main() -> int:

@@ -206,7 +206,8 @@ def test_the_glosses_table_is_sorted_for_its_binary_search() -> None:
     assert [line.encode() for line in lines] == sorted(line.encode() for line in lines)
     for line in lines[:: len(lines) // 200]:
         word, _, english = line.partition("\t")
-        assert loanwords.glosses(word) == english.split("|")
+        found = loanwords.glosses(word) or loanwords.katakana_glosses(word)
+        assert found == english.split("|")
 
 
 def test_the_glossary_wins_over_the_dictionary() -> None:
@@ -395,3 +396,48 @@ def test_a_japanese_verb_finds_the_english_issue_that_says_it(
     keywords, _ = tokenize_text(prompt, settings.tokenizer, settings)
     hit = search(keywords, settings).hits[0]
     assert ("消す", True) in [(e.keyword, e.gloss) for e in hit.evidence]
+
+
+# --- katakana UniDic lacks: JMdict's kana-only entries ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("katakana", "english"), [("フラグ", "flag"), ("スニペット", "snippet"), ("キー", "key")]
+)
+def test_a_loanword_unidic_lacks_gets_jmdicts_english(katakana: str, english: str) -> None:
+    assert loanwords.english(katakana) == []  # not in UniDic's table: the test is not vacuous
+    assert loanwords.katakana_glosses(katakana)[0] == english
+
+
+def test_jmdicts_katakana_english_ranks_but_is_no_evidence() -> None:
+    synonyms: dict[str, set[str]] = {}
+    glossed = loanwords.add_origins([("フラグ", "フラグ"), ("マージ", "マージ")], synonyms)
+    assert "flag" in synonyms["フラグ"] and "merge" in synonyms["マージ"]
+    # UniDic's loanword origin is the word itself (evidence); JMdict's gloss is a dictionary's.
+    assert glossed == {"フラグ"}
+
+
+@pytest.fixture
+def flag_tracker(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    issues = [
+        {
+            "id": "bd-tab1",
+            "title": "Legacy tab toggles linger in the product API",
+            "description": "The old show_review_tab toggles are still returned by the API.",
+            "status": "open",
+        },
+        {
+            "id": "bd-flg2",
+            "title": "Remove the legacy tab flags from the product API",
+            "description": "Old clients read the flags; drop them after the forced upgrade.",
+            "status": "open",
+        },
+    ]
+    return _tracker(tmp_path, monkeypatch, issues)
+
+
+@pytest.mark.parametrize("engine", ["rg", "index"])
+def test_a_japanese_prompt_with_such_a_loanword_finds_the_english_issue(
+    flag_tracker: Path, engine: str
+) -> None:
+    assert _top_ref("古いタブのフラグを API から消す件", engine) == "bd-flg2"
