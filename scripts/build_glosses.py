@@ -155,22 +155,19 @@ def glosses(db: sqlite3.Connection) -> dict[str, list[str]]:
         everyday = EVERYDAY_VERB if verb else EVERYDAY_JAPANESE
         if not computing and zipf(japanese, headword) >= everyday:
             continue
-        found = _sense_glosses(
-            computing or entry_senses[:1], words, lambda t: zipf(english, t) < EVERYDAY_ENGLISH
+        found = table.setdefault(headword, [])
+        _add_glosses(
+            found,
+            computing or entry_senses[:1],
+            words,
+            lambda t: zipf(english, t) < EVERYDAY_ENGLISH,
         )
-        if found:
-            table.setdefault(headword, [])
-            table[headword] += [g for g in found if g not in table[headword]][
-                : MAX_GLOSSES - len(table[headword])
-            ]
+        if not found:
+            del table[headword]
     # Katakana words UniDic's loanword table lacks (フラグ, スニペット, ロガー): an entry written
     # in kana only. Their glosses are the words they come from, everyday English or not (キー
     # is a key).
-    loanwords = {
-        line.partition("\t")[0]
-        for line in (OUT.parent / "loanwords.tsv").read_text(encoding="utf-8").splitlines()
-        if not line.startswith("#")
-    }
+    loanwords = _loanwords()
     with_kanji = {idseq for (idseq,) in db.execute("SELECT DISTINCT idseq FROM Kanji")}
     for idseq, headword in db.execute("SELECT idseq, text FROM Kana"):
         if (
@@ -183,23 +180,37 @@ def glosses(db: sqlite3.Connection) -> dict[str, list[str]]:
             continue
         entry_senses = senses.get(idseq, [])
         computing = [sid for sid in entry_senses if sid in computing_senses]
-        found = _sense_glosses(computing or entry_senses[:1], words, lambda t: True)
+        found: list[str] = []
+        _add_glosses(found, computing or entry_senses[:1], words, lambda t: True)
         if found:
             table[headword] = found
     return table
 
 
-def _sense_glosses(
-    sense_ids: list[int], words: dict[int, list[str]], keep: Callable[[str], bool]
-) -> list[str]:
-    """The cleaned glosses of these senses that `keep` accepts, in order, at most MAX_GLOSSES."""
-    found: list[str] = []
+def _add_glosses(
+    found: list[str],
+    sense_ids: list[int],
+    words: dict[int, list[str]],
+    keep: Callable[[str], bool],
+) -> None:
+    """Append the cleaned glosses of these senses that `keep` accepts and `found` lacks, in
+    order, until it holds MAX_GLOSSES (a headword of several entries gathers them all)."""
     for sid in sense_ids:
         for gloss in words.get(sid, []):
             text = clean(gloss)
             if text and text not in found and len(found) < MAX_GLOSSES and keep(text):
                 found.append(text)
-    return found
+
+
+def _loanwords() -> dict[str, list[str]]:
+    """memrecall/loanwords.tsv (build_loanwords.py): katakana word → the English it comes from."""
+    table = {}
+    for line in (OUT.parent / "loanwords.tsv").read_text(encoding="utf-8").splitlines():
+        if line.startswith("#") or "\t" not in line:
+            continue
+        word, _, origins = line.partition("\t")
+        table[word] = origins.split("|")
+    return table
 
 
 def main() -> int:
@@ -239,12 +250,8 @@ def english_to_japanese(kanji_glosses: dict[str, list[str]]) -> dict[str, list[s
     then the commonest, at most MAX_JAPANESE. A word that more than MAX_MEANINGS Japanese words
     translate ("point", "state") says little: left out."""
     katakana: dict[str, list[str]] = {}
-    loanwords = OUT.parent / "loanwords.tsv"
-    for line in loanwords.read_text(encoding="utf-8").splitlines():
-        if line.startswith("#") or "\t" not in line:
-            continue
-        word, _, origins = line.partition("\t")
-        for origin in origins.split("|"):
+    for word, origins in _loanwords().items():
+        for origin in origins:
             if " " not in origin:
                 katakana.setdefault(origin, []).append(word)
     kanji: dict[str, list[str]] = {}
