@@ -449,7 +449,8 @@ def extract(
     """Keywords in order of first appearance, without duplicates or stopwords.
     `id_prefixes`: the beads projects' id prefixes (`bd`), so `bd-1` is an id, not a word.
     `known_predicates`: which verbs and adjectives (dictionary forms) to keep — those the
-    glossary can turn into other words (`固まる` → hang, stuck); none without it.
+    glossary or the dictionary can turn into other words (`固まる` → hang, stuck; `消す` →
+    delete); none without it.
     `known_phrases`: which two-word phrases the glossary lists ("log out" → ログアウト); a
     phrase found is a keyword, and its words become its pieces.
     `japanese_phrases`: the glossary's Japanese phrases written in a text (`閉じた理由`,

@@ -50,8 +50,8 @@ KIND_WEIGHTS = {
     # word's weight, since what it adds is the glossary's other words for it (ログアウト).
     "phrase": 0.8,
     "part": 0.5,
-    # A verb or adjective the glossary knows (`固まる`): it ranks, never makes a memory fire
-    # (the gate counts it as everyday) and is left out of coverage.
+    # A verb or adjective the glossary knows or JMdict translates (`固まる`, `消す`): it ranks,
+    # never makes a memory fire (the gate counts it as everyday) and is left out of coverage.
     "predicate": 0.6,
 }
 # Identifiers rare enough to fire on their own (the gate in recall.py).

@@ -1,7 +1,8 @@
 """Shared noun-run merging for the morphological analysers (Sudachi and MeCab/UniDic).
 
 Verbs and adjectives come out as `predicate` terms in their dictionary form; only the ones the
-glossary knows become keywords (`keywords.extract`), and the index never holds them.
+glossary knows or the dictionary translates become keywords (`keywords.extract`), and the index
+never holds them.
 
 Both analysers use UniDic-style part-of-speech tags. Analysers split compounds differently
 (UniDic short units cut `タイムアウト` into `タイム|アウト`, `不具合` into `不|具合`), so
@@ -21,7 +22,8 @@ _ALL_KATAKANA = re.compile(f"^[{KATAKANA}]+$")
 # Nouns that only make sense inside a compound (前, 時, 件, 度 …).
 _BOUND_NOUN_POS3 = {"副詞可能", "助数詞可能"}
 # Verbs and adjectives, helpers (`非自立可能`: いる, ない, 遅れる) included: only the ones the
-# glossary lists become keywords, and it lists no helper that carries no topic.
+# glossary lists or the dictionary translates become keywords, and neither gives English to a
+# helper that carries no topic.
 PREDICATE_POS = ("動詞", "形容詞")
 
 
