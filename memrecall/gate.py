@@ -262,6 +262,29 @@ def _words_all_in(text: str, vocabulary: frozenset[str]) -> bool:
     return len(words) >= 2 and all(w in vocabulary or term_key(w) in vocabulary for w in words)
 
 
+# Directories every project has: they say where a file sits, not what it is about.
+_SOURCE_DIRS = frozenset(
+    "src lib libs pkg cmd internal app apps test tests spec specs docs doc scripts bin "
+    "components pages utils util common shared core include main java resources public".split()
+)
+
+
+def _everyday_file_stem(path: str, vocabulary: frozenset[str]) -> str:
+    """A file's name without its extension (config.py → config), when the path around it says
+    nothing either: src/index.ts is every project's, internal/payment/client.go is one place."""
+    from .keywords import term_key
+
+    *directories, name = path.split("/")
+    for directory in directories:
+        if directory and not (
+            directory in _SOURCE_DIRS
+            or directory in vocabulary
+            or term_key(directory) in vocabulary
+        ):
+            return ""
+    return _FILE_STEM.sub("", name)
+
+
 def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str]:
     """The prompt's keywords (case-folded) that are everyday vocabulary, or compounds of it."""
     from .keywords import term_key
@@ -270,11 +293,7 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
     with_prefixes = vocabulary | _ENGLISH_PREFIXES
     for keyword in keywords:
         key = keyword.key
-        stem = (
-            _FILE_STEM.sub("", key.rsplit("/", 1)[-1])
-            if keyword.subkind in ("dotted", "path")
-            else ""
-        )
+        stem = _everyday_file_stem(key, vocabulary) if keyword.subkind in ("dotted", "path") else ""
         if keyword.kind == "predicate":
             found.add(key)  # 固まる, 遅い: they rank memories, never make one fire
         elif key in vocabulary or term_key(key) in vocabulary:

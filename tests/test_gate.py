@@ -459,6 +459,38 @@ def test_exact_ids_and_distinctive_identifiers_fire_alone_but_everyday_files_do_
     assert not judge(package, "plain", {"package.json"}, 9.0, 2.0, 1).fire
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "internal/payment/client.go",
+        "terraform/envs/prod/versions.tf",
+        "services/billing/handler.go",
+        "pkg/ledger/config.go",
+    ],
+)
+def test_an_everyday_file_name_under_a_topical_directory_names_one_place(path: str) -> None:
+    # versions.tf and client.go are every project's; terraform/envs/prod/ and internal/payment/
+    # are not, and a session that touched that very file is the memory to show.
+    vocabulary = load_generic([shipped_generic()])
+    everyday = generic_keys([_kw(path, "identifier", "path")], vocabulary)
+    assert everyday == set()
+    named = _hit(_ev(path, subkind="path", df=1), _ev("provider", subkind="word"), coverage=0.3)
+    verdict = judge(named, "cue", everyday, 0.1, 2.0, 1)
+    assert verdict.fire and verdict.reason.startswith(f"distinctive {path}")
+
+
+@pytest.mark.parametrize(
+    "path", ["src/index.ts", "app/utils/config.py", "lib/models/user.rb", "config.py"]
+)
+def test_an_everyday_file_name_under_everyday_directories_stays_everyday(path: str) -> None:
+    vocabulary = load_generic([shipped_generic()])
+    kind = "path" if "/" in path else "dotted"
+    everyday = generic_keys([_kw(path, "identifier", kind)], vocabulary)
+    assert everyday == {path}
+    verdict = judge(_hit(_ev(path, subkind=kind, df=1)), "cue", everyday, 9.0, 2.0, 1)
+    assert not verdict.fire
+
+
 def test_a_browser_or_mobile_platform_names_where_a_bug_shows_not_which_bug() -> None:
     # "does nothing on iOS Safari": one issue in a thousand says iOS, and still it is not the one.
     vocabulary = load_generic([shipped_generic()])
