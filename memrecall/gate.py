@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 # Japanese cues are matched anywhere (no word edges); English ones as whole phrases.
 _CUE_JA = re.compile(
     # "前に" is "before now", not a word holding 前 (名前に, 事前に, 直前に, 午前に, 手前に) nor
-    # "before doing" (コミットする前に, デプロイの前に): a plan, like "before I open the PR".
-    r"(?<![名事直午手目寸生空最食戦以のるたうくすつぬむぐい])前に|"
+    # "before doing" (コミットする前に, デプロイの前に, 送信前に, マージ前に, commit前に): a plan,
+    # like "before I open the PR". After a unit of time it is "ago" (3日前に, 半年前に).
+    r"(?:(?<=[日週月年間分秒])|(?<![\u3400-\u9fff々\u30a0-\u30ffA-Za-zのるたうくすつぬむぐい]))前に|"
     r"この前|こないだ|先日|先週|先月|昔(?!ながら)|っけ|だったよね|たよね|てたよね|したよね|"
     # "〜た件" is any past event ("上書きしちゃった件"); "何だった" asks what it was. "この件"
     # is the matter at hand.

@@ -189,6 +189,9 @@ def load_stopwords(paths: Iterable[Path]) -> set[str]:
 
 def _path_like(text: str) -> bool:
     # `and/or`, `TCP/IP` are not paths; a path has an extension, two slashes or an anchor.
+    # `./...` (every Go package) and `../..` name no file at all.
+    if not any(c.isalnum() for c in text):
+        return False
     if text.startswith(("/", "./", "../", "~/")):
         return True
     return text.count("/") >= 2 or bool(_EXTENSION.search(text.rsplit("/", 1)[-1]))

@@ -213,6 +213,17 @@ def test_identifiers_are_never_split(analyzer: Analyzer, shipped: set[str]) -> N
     assert not {"PAY", "1234", "INV", "88", "a1b2", "os", "internal", "go", "v1"} & set(got)
 
 
+@pytest.mark.parametrize("prompt", ["go test ./... が落ちる", "cd ../.. して make", "ls ./ と ../"])
+def test_a_path_of_dots_and_slashes_names_no_file(
+    analyzer: Analyzer, shipped: set[str], prompt: str
+) -> None:
+    # `./...` is every Go module's package pattern: it found "the" memory that happened to
+    # write it. A path keyword needs a name in it.
+    got = texts(prompt, analyzer, shipped)
+    assert not [k for k in got if not any(c.isalnum() for c in k)], got
+    assert "./scripts/run.sh" in texts("./scripts/run.sh が落ちる", analyzer, shipped)
+
+
 def test_no_duplicates_case_insensitive(analyzer: Analyzer, shipped: set[str]) -> None:
     got = texts("API の api と Api、決済の決済、PAY-1234 と PAY-1234", analyzer, shipped)
     assert got.count("API") == 1 and "api" not in got and "Api" not in got
