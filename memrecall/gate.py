@@ -164,6 +164,12 @@ _ORDER_JA = re.compile(
 _WISH_JA = re.compile(
     r"たい(?:です|んです|のですが|んですが|んだけど|けど|が)?(?=[。.!！?？\n、,」]|$)"
 )
+# A wish that asks whether the thing exists or is supported ("…したい。参考になる例ある?",
+# "…試したいんだけど、それって対応してる?") asks what is known, as a plain question does.
+# Not "できる?": "Ingress の設定でできる?" asks how to build it.
+_ASKS_WHETHER_JA = re.compile(
+    r"(?:ある|あった|あります|ありました|対応して(?:る|ます|いる))(?:の|ん)?(?:かな|か)?[?？]"
+)
 # Code or output pasted into the prompt is the material at hand, like "this file".
 _PASTED = re.compile(r"```")
 
@@ -215,7 +221,7 @@ def prompt_shape(prompt: str) -> str:
         return "cue"
     if order or _DEICTIC_JA.search(text) or _DEICTIC_EN.search(text) or _PASTED.search(text):
         return "code"
-    if _WISH_JA.search(text):
+    if _WISH_JA.search(text) and not _ASKS_WHETHER_JA.search(text):
         return "wish"
     return "plain"
 

@@ -560,3 +560,25 @@ def test_a_backticked_command_of_everyday_words_is_everyday() -> None:
         _kw("sync_inventory_batch", "identifier", "code"),
     ]
     assert generic_keys(keywords, vocabulary) == {"git commit", "docker build"}
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "CLAUDE.local.md に設定だけ書いて、コミットせずに試したいんだけど、それって対応してる？",
+        "見出しを曜日で分けたい。参考になる例ある?",
+        "放置されてるチケットを洗い出したい。そういうコマンドってある？",
+        "古い JUnit の書き方から移したいんだけど、手順まとめたのあった?",
+    ],
+)
+def test_a_wish_that_asks_whether_it_exists_is_a_plain_question(prompt: str) -> None:
+    # "…したいんだけど、対応してる?" asks what is known, not for new code.
+    assert prompt_shape(prompt) == "plain"
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    ["ログを JSON で出したい", "ステージングだけ Basic 認証をかけたい。Ingress の設定でできる?"],
+)
+def test_a_wish_without_such_a_question_stays_a_wish_or_code(prompt: str) -> None:
+    assert prompt_shape(prompt) in ("wish", "code")
