@@ -41,3 +41,25 @@ def test_a_compound_or_noun_that_merely_contains_one_stays(backend: str, word: s
     analyzer, _ = resolve(backend, None)
     texts = [k.text for k in extract(f"{word}を確認する", analyzer, set())]
     assert word in texts, texts
+
+
+@pytest.mark.parametrize("backend", ["sudachi", "mecab"])
+@pytest.mark.parametrize(
+    ("prompt", "noun", "junk"),
+    [
+        ("毎回ログインし直すのがつらい", "ログイン", "毎回ログイン"),
+        ("全部インデックスし直したい", "インデックス", "全部インデックス"),
+        ("何日更新がないかで絞りたい", "更新", "何日更新"),
+        ("何回失敗したら止めるの", "失敗", "何回失敗"),
+        ("毎回コピペしてる設定", "コピペ", "毎回コピペ"),
+    ],
+)
+def test_an_adverb_of_how_often_joins_no_compound(
+    backend: str, prompt: str, noun: str, junk: str
+) -> None:
+    # 毎回 "every time", 全部 "all of it", 何日 "how many days" modify the verb: the noun after
+    # them is the keyword a memory holds.
+    analyzer, _ = resolve(backend, None)
+    texts = [k.text for k in extract(prompt, analyzer, set())]
+    assert noun in texts and junk not in texts, texts
+    assert not {"毎回", "全部", "何日", "何回"} & set(texts), texts

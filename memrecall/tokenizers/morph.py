@@ -72,6 +72,13 @@ def _runs(morphs: list[Morph]) -> list[list[Morph]]:
                 runs.append(current)
             current = []
             continue
+        if morph.surface in _ADVERBIAL_NOUNS:
+            # `毎回ログイン`, `全部インデックス`, `何日更新`: the adverb belongs to the verb; the
+            # noun after it is the keyword, on its own.
+            if current:
+                runs.append(current)
+            current = []
+            continue
         if morph.is_joinable and (not current or current[-1].end == morph.begin):
             current.append(morph)
             continue
@@ -81,6 +88,15 @@ def _runs(morphs: list[Morph]) -> list[list[Morph]]:
     if current:
         runs.append(current)
     return runs
+
+
+# Nouns a sentence uses as adverbs of how often or how much (毎回 every time, 全部 all of it,
+# 何日 how many days, 一回 once): they carry no topic, and glued to the next noun they made
+# compounds no memory holds.
+_ADVERBIAL_NOUNS = frozenset(
+    "毎回 毎度 全部 何回 何度 何日 何件 何個 何時間 何分 何秒 何年 今回 前回 次回 一旦 一回 "
+    "一度 数回 いつも 普段".split()
+)
 
 
 def _counts(previous: Morph | None, morph: Morph) -> bool:
