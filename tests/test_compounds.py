@@ -36,7 +36,9 @@ def test_a_relational_suffix_leaves_the_noun(
 
 
 @pytest.mark.parametrize("backend", ["sudachi", "mecab"])
-@pytest.mark.parametrize("word", ["本番環境", "日時", "同時", "依存関係", "体系"])
+@pytest.mark.parametrize(
+    "word", ["本番環境", "日時", "同時", "依存関係", "体系", "全文検索", "全角", "別名", "同期"]
+)
 def test_a_compound_or_noun_that_merely_contains_one_stays(backend: str, word: str) -> None:
     analyzer, _ = resolve(backend, None)
     texts = [k.text for k in extract(f"{word}を確認する", analyzer, set())]
@@ -52,9 +54,13 @@ def test_a_compound_or_noun_that_merely_contains_one_stays(backend: str, word: s
         ("何日更新がないかで絞りたい", "更新", "何日更新"),
         ("何回失敗したら止めるの", "失敗", "何回失敗"),
         ("毎回コピペしてる設定", "コピペ", "毎回コピペ"),
+        # Determiners: another branch, every agent, each service.
+        ("別ブランチとマージしたら戻った", "ブランチ", "別ブランチ"),
+        ("全エージェントに配りたい", "エージェント", "全エージェント"),
+        ("各サービスのログを集めたい", "サービス", "各サービス"),
     ],
 )
-def test_an_adverb_of_how_often_joins_no_compound(
+def test_an_adverb_or_a_determiner_joins_no_compound(
     backend: str, prompt: str, noun: str, junk: str
 ) -> None:
     # 毎回 "every time", 全部 "all of it", 何日 "how many days" modify the verb: the noun after

@@ -91,11 +91,13 @@ def _runs(morphs: list[Morph]) -> list[list[Morph]]:
 
 
 # Nouns a sentence uses as adverbs of how often or how much (毎回 every time, 全部 all of it,
-# 何日 how many days, 一回 once): they carry no topic, and glued to the next noun they made
-# compounds no memory holds.
+# 何日 how many days, 一回 once), and determiners (別 another, 全 every, 各 each): they carry
+# no topic, and glued to the next noun they made compounds no memory holds.
 _ADVERBIAL_NOUNS = frozenset(
     "毎回 毎度 全部 何回 何度 何日 何件 何個 何時間 何分 何秒 何年 今回 前回 次回 一旦 一回 "
     "一度 数回 いつも 普段".split()
+    # and the determiners: 別ブランチ is "another branch", 全エージェント "every agent".
+    + "別 全 各 両 他 同 毎 諸".split()
 )
 
 
