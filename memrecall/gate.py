@@ -262,11 +262,16 @@ _ENGLISH_PREFIXES = frozenset(
 )
 
 
-def _words_all_in(text: str, vocabulary: frozenset[str]) -> bool:
+def _everyday(word: str, vocabulary: frozenset[str]) -> bool:
+    """Whether `word` is in the vocabulary as written or as its stem (`tests` → `test`)."""
     from .keywords import term_key
 
+    return word in vocabulary or term_key(word) in vocabulary
+
+
+def _words_all_in(text: str, vocabulary: frozenset[str]) -> bool:
     words = [w for w in re.split(r"[\s/\-]+", text) if w]
-    return len(words) >= 2 and all(w in vocabulary or term_key(w) in vocabulary for w in words)
+    return len(words) >= 2 and all(_everyday(w, vocabulary) for w in words)
 
 
 # Directories every project has: they say where a file sits, not what it is about.
@@ -279,23 +284,15 @@ _SOURCE_DIRS = frozenset(
 def _everyday_file_stem(path: str, vocabulary: frozenset[str]) -> str:
     """A file's name without its extension (config.py → config), when the path around it says
     nothing either: src/index.ts is every project's, internal/payment/client.go is one place."""
-    from .keywords import term_key
-
     *directories, name = path.split("/")
     for directory in directories:
-        if directory and not (
-            directory in _SOURCE_DIRS
-            or directory in vocabulary
-            or term_key(directory) in vocabulary
-        ):
+        if directory and directory not in _SOURCE_DIRS and not _everyday(directory, vocabulary):
             return ""
     return _FILE_STEM.sub("", name)
 
 
 def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str]:
     """The prompt's keywords (case-folded) that are everyday vocabulary, or compounds of it."""
-    from .keywords import term_key
-
     found = set()
     with_prefixes = vocabulary | _ENGLISH_PREFIXES
     for keyword in keywords:
@@ -303,9 +300,9 @@ def generic_keys(keywords: list[Keyword], vocabulary: frozenset[str]) -> set[str
         stem = _everyday_file_stem(key, vocabulary) if keyword.subkind in ("dotted", "path") else ""
         if keyword.kind == "predicate":
             found.add(key)  # 固まる, 遅い: they rank memories, never make one fire
-        elif key in vocabulary or term_key(key) in vocabulary:
+        elif _everyday(key, vocabulary):
             found.add(key)
-        elif stem and (stem in vocabulary or term_key(stem) in vocabulary):
+        elif stem and _everyday(stem, vocabulary):
             found.add(key)  # config.py, utils.go, src/index.ts: every project has one
         elif keyword.subkind == "number":
             found.add(key)  # 200, 401, 100: status codes, sizes, counts

@@ -65,16 +65,10 @@ def _runs(morphs: list[Morph]) -> list[list[Morph]]:
     previous: Morph | None = None
     for morph in morphs:
         counted, previous = _counts(previous, morph), morph
-        if counted:
-            # `10件表示`, `31日指定`: a counter after its number is a count, not the head of a
-            # compound (`件表示` is no word a memory holds); `表示` stays a keyword.
-            if current:
-                runs.append(current)
-            current = []
-            continue
-        if morph.surface in _ADVERBIAL_NOUNS:
-            # `毎回ログイン`, `全部インデックス`, `何日更新`: the adverb belongs to the verb; the
-            # noun after it is the keyword, on its own.
+        # `10件表示`, `31日指定`: a counter after its number is a count, not the head of a
+        # compound (`件表示` is no word a memory holds); `表示` stays a keyword. `毎回ログイン`,
+        # `何日更新`: the adverb belongs to the verb; the noun after it is the keyword.
+        if counted or morph.surface in _ADVERBIAL_NOUNS:
             if current:
                 runs.append(current)
             current = []
@@ -96,7 +90,6 @@ def _runs(morphs: list[Morph]) -> list[list[Morph]]:
 _ADVERBIAL_NOUNS = frozenset(
     "毎回 毎度 全部 何回 何度 何日 何件 何個 何時間 何分 何秒 何年 今回 前回 次回 一旦 一回 "
     "一度 数回 いつも 普段".split()
-    # and the determiners: 別ブランチ is "another branch", 全エージェント "every agent".
     + "別 全 各 両 他 同 毎 諸".split()
 )
 
