@@ -12,8 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-_KEY = re.compile(r"^([A-Za-z_][\w .-]*?)\s*:(?:\s+(.*))?$")
-_FANCY = re.compile(r"^\s*[|>&*!]|^\s*\{")
+from . import regexcache
+
+_KEY = regexcache.compile(r"^([A-Za-z_][\w .-]*?)\s*:(?:\s+(.*))?$")
+_FANCY = regexcache.compile(r"^\s*[|>&*!]|^\s*\{")
 
 
 def split(text: str) -> tuple[str | None, str, int]:

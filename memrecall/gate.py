@@ -24,13 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, AbstractSet, Any, Iterable
 
+from . import regexcache
+
 if TYPE_CHECKING:
     from .keywords import Keyword
     from .search import Evidence, Hit
     from .session import SessionState
 
 # Japanese cues are matched anywhere (no word edges); English ones as whole phrases.
-_CUE_JA = re.compile(
+_CUE_JA = regexcache.compile(
     # "前に" is "before now", not a word holding 前 (名前に, 事前に, 直前に, 午前に, 手前に) nor
     # "before doing" (コミットする前に, デプロイの前に, 送信前に, マージ前に, commit前に): a plan,
     # like "before I open the PR". After a unit of time it is "ago" (3日前に, 半年前に).
@@ -64,7 +66,7 @@ _CUE_JA = re.compile(
     # "どういう方針だった？" asks what was decided; "どういう方針がいい？" asks for one.
     r"(?:どういう|どんな)(?:方針|結論|話|理由|原因|対応|経緯|やり方|方法|設計)だった"
 )
-_CUE_EN = re.compile(
+_CUE_EN = regexcache.compile(
     r"\b(?:last time|remind me|recall|did we|"
     # "I remember …", "remember when …" recall; "remember the choice in localStorage" is an
     # order about the code at hand.
@@ -83,12 +85,12 @@ _CUE_EN = re.compile(
 )
 # Cues that also describe the system at hand ("前回の実行が終わってない", "the server won't
 # start again", "the previous page"): a memory cue unless the prompt gives a work order.
-_WEAK_CUE_JA = re.compile(
+_WEAK_CUE_JA = regexcache.compile(
     # "続きから再開できるように" resumes a job where it stopped, the system at hand again.
     r"前回|以前|続き(?!から(?:再開|処理|実行|読み込|取り込|ダウンロード|アップロード|送信))|再発|"
     r"また(?:同じ|出|起き|落ち)"
 )
-_WEAK_CUE_EN = re.compile(
+_WEAK_CUE_EN = regexcache.compile(
     r"\b(?:again|previous(?:ly)?|earlier|follow[- ]up|still (?:open|broken|failing)|"
     # They tell of the past, or of the code at hand: "we used lodash here but want to drop
     # it", "the total ended up negative", "fix that issue with the header".
@@ -101,12 +103,14 @@ _WEAK_CUE_EN = re.compile(
     re.IGNORECASE,
 )
 # A request about the code in front of Claude: "この関数", "ここ", "this file", "these tests".
-_DEICTIC_JA = re.compile(r"この(?!前|間|あいだ)|これ|ここ|今の|現在の|今回の|下記|以下の")
-_DEICTIC_EN = re.compile(r"\b(?:this|these|here|the current|the following|below)\b", re.IGNORECASE)
+_DEICTIC_JA = regexcache.compile(r"この(?!前|間|あいだ)|これ|ここ|今の|現在の|今回の|下記|以下の")
+_DEICTIC_EN = regexcache.compile(
+    r"\b(?:this|these|here|the current|the following|below)\b", re.IGNORECASE
+)
 # A work order rather than a question: "add …", "make …", "…を追加して", "…にしてほしい".
 # Any sentence or clause may give the order ("build_report is slow. Profile it", "In the
 # BlogPost model, normalise the tags"); the verbs are the ones a developer orders code with.
-_ORDER_EN = re.compile(
+_ORDER_EN = regexcache.compile(
     # A dash joins a symptom to its order too ("CI fails with … - add PyYAML to the deps"), and an
     # adverb may come first ("In NoteCard.vue, only render the chips …").
     r"(?:^|[.!?;:,]\s+|\s[-–—]\s+|\n)\s*(?:(?:only|also|just|then|now)\s+)?"
@@ -139,11 +143,11 @@ _ORDER_EN = re.compile(
     re.IGNORECASE,
 )
 # A request anywhere in the prompt: "build_report is slow on big inputs, can you profile it".
-_ASK_EN = re.compile(r"\b(?:can|could|would) you\b|\bplease\b", re.IGNORECASE)
+_ASK_EN = regexcache.compile(r"\b(?:can|could|would) you\b|\bplease\b", re.IGNORECASE)
 # At the end of any sentence: a long request gives its order first and its context after
 # ("…を書いてください。「3分前」「昨日」あたりの境界も").
 _SENTENCE_END = r"(?=[。.!！?？\n」]|$)"
-_ORDER_JA = re.compile(
+_ORDER_JA = regexcache.compile(
     r"(?:して|しといて|しておいて|書いて|作って|直して|教えて|調べて|考えて|まとめて|出して|"
     r"付けて|つけて|消して|変えて|揃えて|そろえて|見て|覚えて|"
     # A causative order: "…で終了させて", "ログを出力させて".
@@ -161,19 +165,19 @@ _ORDER_JA = re.compile(
 )
 # A wish ("…に移行したいです", "…を出したい"): a work order, unless a memory's title says just
 # that wish (a how-to note: "Dockerfile の中で条件分岐したい" → "Dockerfile内で条件分岐する").
-_WISH_JA = re.compile(
+_WISH_JA = regexcache.compile(
     r"たい(?:です|んです|のですが|んですが|んだけど|けど|が)?(?=[。.!！?？\n、,」]|$)"
 )
 # A wish that asks whether the thing exists or is supported ("…したい。参考になる例ある?",
 # "…試したいんだけど、それって対応してる?") asks what is known, as a plain question does.
 # Not "できる?": "Ingress の設定でできる?" asks how to build it.
-_ASKS_WHETHER_JA = re.compile(
+_ASKS_WHETHER_JA = regexcache.compile(
     r"(?:ある|あった|あります|ありました|対応して(?:る|ます|いる))(?:の|ん)?(?:かな|か)?[?？]"
 )
 # Code or output pasted into the prompt is the material at hand, like "this file".
-_PASTED = re.compile(r"```")
+_PASTED = regexcache.compile(r"```")
 
-_FILE_STEM = re.compile(r"\.[a-z0-9]{1,8}$")
+_FILE_STEM = regexcache.compile(r"\.[a-z0-9]{1,8}$")
 # Ids that name one memory in any prompt. Code names (`next_cursor`, `GitHub`, `config.py`)
 # name it only when the prompt asks about the past or a topic: in a work order about the code
 # at hand they are what the new code will be called, and count as ordinary evidence.

@@ -13,6 +13,8 @@ import unicodedata
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
+from . import regexcache
+
 if TYPE_CHECKING:
     from .config import Settings
 
@@ -20,12 +22,12 @@ MAX_SYNONYM_GROUP = 16
 
 # Endings of a Japanese predicate's dictionary form: the u-row of verbs, `い` of adjectives.
 _PREDICATE_END = "うくぐすつぬぶむるい"
-_PREDICATE_SHAPE = re.compile(
+_PREDICATE_SHAPE = regexcache.compile(
     r"^[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005\u3041-\u3096\u30a1-\u30fa\u30fc]+"
     f"[{_PREDICATE_END}]$"
 )
-_KATAKANA_STEM = re.compile(r"^[\u30a1-\u30fa\u30fc]+$")
-_HAS_KANJI = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005]")
+_KATAKANA_STEM = regexcache.compile(r"^[\u30a1-\u30fa\u30fc]+$")
+_HAS_KANJI = regexcache.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005]")
 # A godan verb's ending → its a-row and i-row kana and its euphonic (音便) stem ending.
 _GODAN = {
     "う": "わいっ",
@@ -69,13 +71,13 @@ def _file_lines(path: Path) -> list[tuple[str, str]]:
 # A glossary word of several Japanese morphemes (`起動しない`, `閉じた理由`): kana with kanji or
 # katakana, four characters or more; or four kanji or more, which an analyser may cut where no
 # reader would (三項演算子 → 三 + 項 + 演算子). A prompt finds it by its text.
-_JAPANESE_PHRASE = re.compile(
+_JAPANESE_PHRASE = regexcache.compile(
     r"^(?=.*[\u3041-\u309f])(?=.*[\u3400-\u9fff\u30a1-\u30fa])[^\sA-Za-z0-9]{4,}$"
     r"|^[\u3400-\u9fff]{4,}$"
 )
 # A noun made a verb with する (`起動しない`, `接続できない`): the analyser's lemma is する.
-_SURU_VERB = re.compile(r"[\u3400-\u9fff\u30a1-\u30fa](?:し|でき|され|させ)")
-_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f,|]{4,}")
+_SURU_VERB = regexcache.compile(r"[\u3400-\u9fff\u30a1-\u30fa](?:し|でき|され|させ)")
+_NON_ASCII_RUN = regexcache.compile(r"[^\x00-\x7f,|]{4,}")
 # A negated predicate (`終わらない`, `繋がらない`): the analyser's lemma (終わる) drops the
 # negation the symptom is made of, so the text itself is looked for, in any tense.
 NEGATED_ENDINGS = ("ない", "なく", "なかっ")
@@ -203,7 +205,7 @@ def load_synonyms(
     return groups
 
 
-_PLAIN_ENGLISH = re.compile(r"[a-z]+")
+_PLAIN_ENGLISH = regexcache.compile(r"[a-z]+")
 
 
 def add_inflections(

@@ -32,6 +32,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from . import regexcache
 from .config import Settings
 
 # Building and refreshing live in `indexer.py`, off the hook's path; these names are
@@ -71,7 +72,7 @@ MAX_FILE_BYTES = 2 << 20
 _TOKENIZER = "mr_ws"
 
 
-_CJK_RUN = re.compile(
+_CJK_RUN = regexcache.compile(
     r"[\u3041-\u3096\u30A1-\u30FA\u30FC-\u30FF\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u3005-\u3007]+"
 )
 

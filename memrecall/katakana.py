@@ -10,15 +10,15 @@ longer than the keyword are split, and each run once per process.
 
 from __future__ import annotations
 
-import re
 import threading
 from functools import lru_cache
 from typing import Any
 
+from . import regexcache
 from .tokenizers.base import KATAKANA
 
-_ALL_KATAKANA = re.compile(f"[{KATAKANA}]+")
-_KATAKANA_CHAR = re.compile(f"[{KATAKANA}]")
+_ALL_KATAKANA = regexcache.compile(f"[{KATAKANA}]+")
+_KATAKANA_CHAR = regexcache.compile(f"[{KATAKANA}]")
 # English endings written in katakana after a whole word: デプロイ in デプロイメント,
 # エクスポート in エクスポーター, メモリ in メモリー (a long-vowel spelling).
 _ENDINGS = frozenset({"ー", "メント", "ング"})

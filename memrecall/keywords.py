@@ -15,6 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
+from . import regexcache
 from .tokenizers.base import Analyzer, Term, is_junk
 
 _L = r"(?<![A-Za-z0-9_])"
@@ -56,11 +57,11 @@ _QUANTITY = (
     rf"|\+?[\s-](?i:{_ASCII_WORDS})(?![A-Za-z0-9_]))"
 )
 _BD_COMMAND_TEXT = r"bd [a-z][a-z-]{1,20}[a-z]"
-_QUANTITY_PARTS = re.compile(r"([\d,]+(?:\.\d+)?)\s?\+?[\s-]?(.+)")
+_QUANTITY_PARTS = regexcache.compile(r"([\d,]+(?:\.\d+)?)\s?\+?[\s-]?(.+)")
 _R = r"(?![A-Za-z0-9_])"
 _SEG = r"[A-Za-z0-9_.@+-]+"
 
-_IDENTIFIER = re.compile(
+_IDENTIFIER = regexcache.compile(
     "|".join(
         [
             # One-character spans (`x`) match too, then are dropped: skipping them would pair
@@ -119,9 +120,9 @@ STANDARD_NAMES = frozenset(
 # Two-letter words kept as keywords: shell commands a prompt names bare ("cp の上書き確認で
 # 固まる"); every other two-letter word (`is`, `to`, `go`) is prose.
 SHORT_COMMANDS = frozenset("cp mv rm ls ln ps df du dd jq gh nc vi".split())
-_CAMEL_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
-_EXTENSION = re.compile(r"\.[A-Za-z0-9]{1,8}$")
-_TRIVIAL_CODE = re.compile(r"^[\s\W_]*$|^\s*\S\s*$")
+_CAMEL_PART = regexcache.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_EXTENSION = regexcache.compile(r"\.[A-Za-z0-9]{1,8}$")
+_TRIVIAL_CODE = regexcache.compile(r"^[\s\W_]*$|^\s*\S\s*$")
 
 # Identifier kinds weigh more in ranking; `tokenize --json` shows the finer kind as `subkind`.
 IDENTIFIER_KINDS = {
@@ -335,8 +336,10 @@ def _identifier_parts(group: str, text: str, start: int) -> list[Term]:
     return [Term(p, "part", start, i + 1) for i, p in enumerate(unique)]
 
 
-_ODD_HYPHEN = re.compile(r"(?<=[A-Za-z0-9])[\u2010-\u2015\u2212\u30fc\uff70](?=[A-Za-z0-9])")
-_JAPANESE_CHAR = re.compile(r"[\u3041-\u30ff\u3400-\u9fff]")
+_ODD_HYPHEN = regexcache.compile(
+    r"(?<=[A-Za-z0-9])[\u2010-\u2015\u2212\u30fc\uff70](?=[A-Za-z0-9])"
+)
+_JAPANESE_CHAR = regexcache.compile(r"[\u3041-\u30ff\u3400-\u9fff]")
 
 
 def _name_in_japanese(text: str, term: Term) -> bool:
@@ -374,7 +377,7 @@ def _base_forms(word: str, endings: tuple[tuple[str, str], ...]) -> list[str]:
     return list(dict.fromkeys(forms))
 
 
-_DEPENDS_ON = re.compile(r"depend(?:s|ed|ing)? (?:up)?on (?:the |their |its )?$")
+_DEPENDS_ON = regexcache.compile(r"depend(?:s|ed|ing)? (?:up)?on (?:the |their |its )?$")
 _DEPENDS_FILLER = frozenset({"on", "upon", "the", "their", "its"})
 
 
@@ -542,8 +545,8 @@ def extract(
 
 # --- index side ---------------------------------------------------------------------------
 
-_PLAIN_WORD = re.compile(r"[a-z]+")
-_HYPHENATED = re.compile(
+_PLAIN_WORD = regexcache.compile(r"[a-z]+")
+_HYPHENATED = regexcache.compile(
     r"(?<![A-Za-z0-9_\-])[A-Za-z][A-Za-z0-9]{0,30}(?:-[A-Za-z0-9]{1,16}){1,4}(?:\.\d+)*(?![A-Za-z0-9_\-])"
 )
 
@@ -551,7 +554,7 @@ _HYPHENATED = re.compile(
 # A forge's issue or pull request however a text cites it: `#903`, `GH#903`, `PR #903`, a link
 # ending in `/pull/903` or `/issues/903`. The index holds each also as `#903`, which a prompt's
 # `PR #903` asks for (forge_ref_forms): one number, whichever way it was written down.
-_FORGE_NUMBER = re.compile(
+_FORGE_NUMBER = regexcache.compile(
     r"(?:(?<![A-Za-z0-9&#/])#|(?<=[A-Za-z0-9])#|/(?:pull|pulls|issues|merge_requests)/)"
     r"(\d{1,7})(?![0-9A-Za-z_])"
 )
@@ -584,7 +587,7 @@ def term_key(text: str) -> str:
     return key
 
 
-_BD_COMMAND = re.compile(_BD_COMMAND_TEXT)
+_BD_COMMAND = regexcache.compile(_BD_COMMAND_TEXT)
 _MONTH_KEYS = {name: f"month{n}" for n, name in enumerate(MONTH_NAMES, 1) if name != "_"}
 
 

@@ -13,13 +13,14 @@ The hand-written glossary (synonyms.txt) wins: its groups carry the software sen
 from __future__ import annotations
 
 import mmap
-import re
 from functools import lru_cache
 from pathlib import Path
 from typing import AbstractSet
 
-_KATAKANA = re.compile(r"[ァ-ヶー・]+")
-_ENGLISH_WORD = re.compile(r"[A-Za-z][a-z]{2,}(?:-[a-z]+)?")
+from . import regexcache
+
+_KATAKANA = regexcache.compile(r"[ァ-ヶー・]+")
+_ENGLISH_WORD = regexcache.compile(r"[A-Za-z][a-z]{2,}(?:-[a-z]+)?")
 # Longer katakana runs are pasted text, not a word worth splitting.
 MAX_WORD_CHARS = 16
 # Pieces of a compound: at least two characters (a lone ア or ル means nothing alone).

@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import regexcache
 from .config import Settings
 from .keywords import Keyword
 from .search import Hit
@@ -40,10 +41,10 @@ _ACK = (
     r"こんばんは|お疲れ(?:様|さま)?(?:です)?|おつかれ(?:さま)?|それでいい|それでok)"
 )
 # One acknowledgement or several (`OK、続けて`, `thanks, go ahead!`), and nothing else.
-_TRIVIAL = re.compile(
+_TRIVIAL = regexcache.compile(
     rf"^{_ACK}(?:[\s!！。.、,~〜w?？]+{_ACK})*[\s!！。.、,~〜w?？]*$", re.IGNORECASE
 )
-_SECRET_PREFIX = re.compile(
+_SECRET_PREFIX = regexcache.compile(
     r"^(sk-|sk_live_|rk_live_|ghp_|gho_|ghs_|github_pat_|glpat-|xox[abpsr]-|AKIA|ASIA|AIza|eyJ)"
 )
 _PRIORITY = {
@@ -146,9 +147,9 @@ def is_trivial(prompt: str, min_chars: int) -> str | None:
 
 # One piece of an identifier: a word (`coupon`, `Counts`, `Event2024`), an acronym (`HTTP2`),
 # a number or a versioned letter (`20261006`, `v2`), a single letter.
-_NAME_PIECE = re.compile(r"[A-Za-z][a-z]+\d*|[A-Z]{2,}\d*|[A-Za-z]?\d+|[A-Za-z]")
-_NAME_SPLIT = re.compile(r"[_\-.]+|(?<=[a-z0-9])(?=[A-Z])")
-_VOWEL = re.compile(r"[aeiouy]", re.IGNORECASE)
+_NAME_PIECE = regexcache.compile(r"[A-Za-z][a-z]+\d*|[A-Z]{2,}\d*|[A-Za-z]?\d+|[A-Za-z]")
+_NAME_SPLIT = regexcache.compile(r"[_\-.]+|(?<=[a-z0-9])(?=[A-Z])")
+_VOWEL = regexcache.compile(r"[aeiouy]", re.IGNORECASE)
 
 
 def _word_structured(text: str) -> bool:

@@ -33,6 +33,8 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from . import regexcache
+
 __all__ = [
     "redact",
     "redact_fast",
@@ -58,7 +60,7 @@ class _Lazy:
     def __getattr__(self, name: str) -> Any:
         compiled = self._compiled
         if compiled is None:
-            compiled = self._compiled = re.compile(self.pattern, self.flags)
+            compiled = self._compiled = regexcache.compile(self.pattern, self.flags)
         return getattr(compiled, name)
 
 

@@ -13,7 +13,7 @@ Standard library only: the hook imports it.
 
 from __future__ import annotations
 
-import re
+from . import regexcache
 
 __all__ = ["ELLIPSIS", "cut", "cut_head", "cut_noted", "cut_tail", "one_line"]
 
@@ -21,8 +21,8 @@ ELLIPSIS = "…"
 
 # What a key, token, password or path is made of: a cut inside such a run drops the run.
 _TOKEN_RUN = "[A-Za-z0-9+/=_\\-.~:@%!$&*#^]+"
-_TOKEN = re.compile(_TOKEN_RUN)
-_TOKEN_AT_END = re.compile(_TOKEN_RUN + "$")
+_TOKEN = regexcache.compile(_TOKEN_RUN)
+_TOKEN_AT_END = regexcache.compile(_TOKEN_RUN + "$")
 
 
 def cut(text: str, limit: int, *, keep_end: bool = False, whole_tokens: bool = False) -> str:

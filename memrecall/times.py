@@ -16,11 +16,12 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta, timezone
 
+from . import regexcache
 from .errors import UsageError
 
 AGE_EXAMPLES = "12h, 7d, 2w, 3m or 1y"
-_AGE = re.compile(r"^\s*(\d+)\s*([hdwmy]?)\s*$", re.IGNORECASE)
-_BARE_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_AGE = regexcache.compile(r"^\s*(\d+)\s*([hdwmy]?)\s*$", re.IGNORECASE)
+_BARE_DATE = regexcache.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
 def parse_instant(text: str) -> datetime:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Protocol
 
+from .. import regexcache
 from ..times import instant_or_none
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ class Store(Protocol):
         ...
 
 
-_DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_DATE_IN_NAME = regexcache.compile(r"(\d{4})-(\d{2})-(\d{2})")
 
 
 def parse_date(value: object) -> datetime | None:

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
+from .. import regexcache
 from ..grep import GrepJob
 from .base import Document, parse_date, read_lines
 
@@ -82,10 +83,10 @@ def resolve_files(location: Path, warnings: list[str] | None = None) -> list[Pat
     return [backup] if backup.is_file() and _inside(backup, folder) else []
 
 
-_ID_FIELD = re.compile(
+_ID_FIELD = regexcache.compile(
     rb'"(?:id|issue_id)"\s*:\s*"([A-Za-z][A-Za-z0-9_-]{0,40})-[A-Za-z0-9]{1,16}(?:\.\d+)*"'
 )
-_PREFIX_SETTING = re.compile(
+_PREFIX_SETTING = regexcache.compile(
     r"^\s*issue-prefix\s*:\s*[\"']?([A-Za-z][A-Za-z0-9_-]{0,30})[\"']?\s*(?:#.*)?$", re.MULTILINE
 )
 # Enough of an export's head to see every project an export mixes, little enough for the hook.

@@ -8,16 +8,16 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterable
 
-from .. import frontmatter_lite
+from .. import frontmatter_lite, regexcache
 from ..grep import GrepJob
 from .base import Document, date_from_name, parse_date, read_head
 from .counts import cached_count
 
-_INLINE_TAG = re.compile(
+_INLINE_TAG = regexcache.compile(
     r"(?<![\w/#&])#([^\s#.,;:!?()\[\]{}\"'`、。]*[^\d\s#.,;:!?()\[\]{}\"'`、。][^\s#.,;:!?()\[\]{}\"'`、。]*)"
 )
-_FENCE = re.compile(r"^\s*(```|~~~)")
-SUMMARY_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-[0-9A-Za-z]+(?:\.\d+)?\.md$")
+_FENCE = regexcache.compile(r"^\s*(```|~~~)")
+SUMMARY_NAME = regexcache.compile(r"^\d{4}-\d{2}-\d{2}-[0-9A-Za-z]+(?:\.\d+)?\.md$")
 _DATE_KEYS = (
     "date",
     "created",

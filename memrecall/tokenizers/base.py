@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Protocol
+
+from .. import regexcache
 
 # Explicit code-point ranges, never `[ァ-ヿ]`-style shorthands: those break under some
 # locales in other tools and silently include `・` (U+30FB).
@@ -12,8 +13,8 @@ KANJI = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005-\u3007"
 KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f"
 HIRAGANA = "\u3041-\u3096\u309d-\u309f"
 
-SINGLE_KANA = re.compile(f"^[{KATAKANA}{HIRAGANA}]$")
-HAS_JAPANESE = re.compile(f"[{KANJI}{KATAKANA}{HIRAGANA}]")
+SINGLE_KANA = regexcache.compile(f"^[{KATAKANA}{HIRAGANA}]$")
+HAS_JAPANESE = regexcache.compile(f"[{KANJI}{KATAKANA}{HIRAGANA}]")
 
 
 @dataclass(frozen=True)

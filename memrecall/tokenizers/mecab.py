@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import re
 
+from .. import regexcache
 from ..errors import BackendUnavailable
 from .base import KATAKANA, Term
 from .morph import PREDICATE_POS, Morph, terms_from_morphs
 
-_ALL_KATAKANA = re.compile(f"^[{KATAKANA}]+$")
+_ALL_KATAKANA = regexcache.compile(f"^[{KATAKANA}]+$")
 
 
 class MecabAnalyzer:

@@ -12,13 +12,13 @@ compound (`認証トークン` → `認証`, `トークン`) are kept too for re
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from .. import regexcache
 from .base import KANJI, KATAKANA, Term, is_junk
 
-_HAS_KANJI = re.compile(f"[{KANJI}]")
-_ALL_KATAKANA = re.compile(f"^[{KATAKANA}]+$")
+_HAS_KANJI = regexcache.compile(f"[{KANJI}]")
+_ALL_KATAKANA = regexcache.compile(f"^[{KATAKANA}]+$")
 # Nouns that only make sense inside a compound (前, 時, 件, 度 …).
 _BOUND_NOUN_POS3 = {"副詞可能", "助数詞可能"}
 # Verbs and adjectives, helpers (`非自立可能`: いる, ない, 遅れる) included: only the ones the

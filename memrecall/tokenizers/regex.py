@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
+from .. import regexcache
 from .base import KANJI, KATAKANA, Term, is_junk
 
-_RUN = re.compile(f"[{KANJI}{KATAKANA}]+")
-_SCRIPT_RUN = re.compile(f"[{KANJI}]+|[{KATAKANA}]+")
-_KANJI_ONLY = re.compile(f"^[{KANJI}]+$")
+_RUN = regexcache.compile(f"[{KANJI}{KATAKANA}]+")
+_SCRIPT_RUN = regexcache.compile(f"[{KANJI}]+|[{KATAKANA}]+")
+_KANJI_ONLY = regexcache.compile(f"^[{KANJI}]+$")
 
 
 def _kanji_chunks(run: str) -> list[str]:

@@ -1,0 +1,152 @@
+"""Regular expressions compiled once per Python, not once per process.
+
+The hook is a new process on every prompt, and `re` compiles every module-level pattern again
+in each one: a character class of the CJK ranges costs milliseconds (the engine builds a map of
+all 65,536 BMP characters), the lists of request phrases more. Together that was 30–50 ms of a
+hook of about 230 ms (BENCHMARKS.md, "Round seventeen"). What `re` compiles a pattern into is
+a list of integers for its C engine; this module keeps those lists in one marshal file under
+`$MEMRECALL_HOME/cache/` and hands them straight to the engine on the next start, which takes
+microseconds.
+
+Safe to delete at any time. The file is keyed by the full pattern text and its flags, so an edited
+pattern is simply a miss; it holds the exact Python version and the engine's format number
+(`_sre.MAGIC`), and any other version ignores it. The engine checks every program it is given
+before it runs it (CPython's `_validate`), so a damaged file cannot crash the process: it is a
+miss, and the patterns are compiled as usual. Only constant patterns go through here; a pattern
+built from a prompt's words would grow the file without end.
+"""
+
+from __future__ import annotations
+
+import _sre  # type: ignore[import-not-found]  # the engine `re` drives, built in
+import atexit
+import marshal
+import os
+import re
+import sys
+from pathlib import Path
+from typing import Any, AnyStr
+
+# Beyond this many patterns the file is rewritten with only the ones this process used: old
+# patterns of an earlier memrecall version stop travelling along.
+MAX_ENTRIES = 1000
+
+_Entry = tuple[int, list[int], int, dict[str, int], tuple[str | None, ...]]
+_Key = tuple[str | bytes, int]
+
+_loaded: dict[_Key, _Entry] | None = None
+_used: dict[_Key, _Entry] = {}
+_missed = False
+# How many patterns this process took from the file, and how many it compiled itself.
+hits = 0
+misses = 0
+
+
+def _stamp() -> str:
+    return f"{sys.version}|{_sre.MAGIC}|{_sre.CODESIZE}"
+
+
+def cache_path() -> Path:
+    """The file, in the memrecall home the settings will use (config.default_home when unset)."""
+    home = os.environ.get("MEMRECALL_HOME")
+    if home:
+        base = Path(os.path.expanduser(home))
+    else:
+        from .config import default_home
+
+        base = default_home()
+    return base / "cache" / f"regex-{sys.implementation.cache_tag}.marshal"
+
+
+def compile(pattern: AnyStr, flags: int | re.RegexFlag = 0) -> re.Pattern[AnyStr]:
+    """`re.compile`, from the cache when this Python compiled the same pattern before."""
+    global hits, misses
+    flags = int(flags)
+    key = (pattern, flags)
+    entry = _entries().get(key)
+    if entry is not None:
+        compiled = _rebuild(pattern, entry)
+        if compiled is not None:
+            _used[key] = entry
+            hits += 1
+            return compiled
+    misses += 1
+    compiled, entry = _compile_fresh(pattern, flags)
+    if entry is not None:
+        _remember(key, entry)
+    return compiled
+
+
+def _entries() -> dict[_Key, _Entry]:
+    global _loaded
+    if _loaded is None:
+        _loaded = {}
+        try:
+            stamp, entries = marshal.loads(cache_path().read_bytes())
+            if stamp == _stamp() and isinstance(entries, dict):
+                _loaded = entries
+        except Exception:  # missing, unreadable, another format: compile as usual
+            pass
+    return _loaded
+
+
+def _rebuild(pattern: AnyStr, entry: Any) -> re.Pattern[AnyStr] | None:
+    try:
+        final_flags, code, groups, groupindex, indexgroup = entry
+        compiled: re.Pattern[AnyStr] = _sre.compile(
+            pattern, final_flags, code, groups, groupindex, indexgroup
+        )
+        return compiled
+    except Exception:  # a damaged entry: the engine refused its program
+        return None
+
+
+def _compile_fresh(pattern: AnyStr, flags: int) -> tuple[re.Pattern[AnyStr], _Entry | None]:
+    """What `re._compiler.compile` does (the same in Python 3.11–3.13), keeping the program."""
+    try:
+        from re import _compiler, _parser  # type: ignore[attr-defined]
+
+        parsed = _parser.parse(pattern, flags)
+        code = _compiler._code(parsed, flags)
+        state = parsed.state
+        groupindex = dict(state.groupdict)
+        indexgroup: list[str | None] = [None] * state.groups
+        for name, number in groupindex.items():
+            indexgroup[number] = name
+        entry: _Entry = (
+            int(flags | state.flags),
+            [int(op) for op in code],
+            state.groups - 1,
+            groupindex,
+            tuple(indexgroup),
+        )
+        compiled = _rebuild(pattern, entry)
+        if compiled is not None:
+            return compiled, entry
+    except Exception:  # another Python's internals: no cache, plain `re`
+        pass
+    return re.compile(pattern, flags), None
+
+
+def _remember(key: _Key, entry: _Entry) -> None:
+    global _missed
+    _used[key] = entry
+    if not _missed:
+        _missed = True
+        atexit.register(save)
+
+
+def save() -> None:
+    """Write the patterns this process compiled itself; never fails (a cache is optional)."""
+    if not _missed:
+        return
+    merged = dict(_entries())
+    merged.update(_used)
+    if len(merged) > MAX_ENTRIES:
+        merged = dict(_used)
+    try:
+        from .atomic import write_atomic
+
+        write_atomic(cache_path(), marshal.dumps((_stamp(), merged)))
+    except Exception:
+        pass
