@@ -135,4 +135,8 @@ def run_hook(stdin: bytes | None = None) -> int:
             entry["ts"] = datetime.now(timezone.utc).isoformat()
         entry["elapsed_ms"] = round((time.monotonic() - started) * 1000, 1)
         _log(settings, entry)
+        if entry.get("decision") not in ("error", "bad_input"):
+            from . import regexcache
+
+            regexcache.save(settings.home)
     return 0

@@ -13,13 +13,13 @@ pattern is simply a miss; it holds the exact Python version and the engine's for
 (`_sre.MAGIC`), and any other version ignores it. The engine checks every program it is given
 before it runs it (CPython's `_validate`), so a damaged file cannot crash the process: it is a
 miss, and the patterns are compiled as usual. Only constant patterns go through here; a pattern
-built from a prompt's words would grow the file without end.
+built from a prompt's words would grow the file without end. Every command reads the file; only
+the hook writes it, after a prompt it answered, and only when it compiled something new.
 """
 
 from __future__ import annotations
 
 import _sre  # type: ignore[import-not-found]  # the engine `re` drives, built in
-import atexit
 import marshal
 import os
 import re
@@ -46,16 +46,18 @@ def _stamp() -> str:
     return f"{sys.version}|{_sre.MAGIC}|{_sre.CODESIZE}"
 
 
-def cache_path() -> Path:
-    """The file, in the memrecall home the settings will use (config.default_home when unset)."""
-    home = os.environ.get("MEMRECALL_HOME")
-    if home:
-        base = Path(os.path.expanduser(home))
-    else:
-        from .config import default_home
+def cache_path(home: Path | None = None) -> Path:
+    """The file in `home`; by default the home the settings will use, which is needed before
+    they are loaded: the patterns are compiled when their modules are imported."""
+    if home is None:
+        env_home = os.environ.get("MEMRECALL_HOME")
+        if env_home:
+            home = Path(os.path.expanduser(env_home))
+        else:
+            from .config import default_home
 
-        base = default_home()
-    return base / "cache" / f"regex-{sys.implementation.cache_tag}.marshal"
+            home = default_home()
+    return home / "cache" / f"regex-{sys.implementation.cache_tag}.marshal"
 
 
 def compile(pattern: AnyStr, flags: int | re.RegexFlag = 0) -> re.Pattern[AnyStr]:
@@ -131,13 +133,13 @@ def _compile_fresh(pattern: AnyStr, flags: int) -> tuple[re.Pattern[AnyStr], _En
 def _remember(key: _Key, entry: _Entry) -> None:
     global _missed
     _used[key] = entry
-    if not _missed:
-        _missed = True
-        atexit.register(save)
+    _missed = True
 
 
-def save() -> None:
-    """Write the patterns this process compiled itself; never fails (a cache is optional)."""
+def save(home: Path | None = None) -> None:
+    """Write the file if this process compiled patterns it lacked; never fails (a cache is
+    optional). Only the hook calls it, after a prompt it answered: a command that failed on bad
+    input leaves the home as it found it."""
     if not _missed:
         return
     merged = dict(_entries())
@@ -147,6 +149,6 @@ def save() -> None:
     try:
         from .atomic import write_atomic
 
-        write_atomic(cache_path(), marshal.dumps((_stamp(), merged)))
+        write_atomic(cache_path(home), marshal.dumps((_stamp(), merged)))
     except Exception:
         pass

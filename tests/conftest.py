@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
-import tempfile
 from pathlib import Path
 
 import pytest
-
-# The pytest process imports memrecall before any fixture runs, and memrecall keeps the
-# patterns it compiles in $MEMRECALL_HOME/cache (memrecall/regexcache.py): a throw-away home,
-# never the developer's.
-os.environ["MEMRECALL_HOME"] = _PYTEST_HOME = tempfile.mkdtemp(prefix="memrecall-pytest-")
-atexit.register(shutil.rmtree, _PYTEST_HOME, ignore_errors=True)
 
 REPO = Path(__file__).resolve().parent.parent
 ROOMY_DEADLINE_MS = "8000"  # the configuration's ceiling

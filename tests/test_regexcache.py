@@ -48,7 +48,6 @@ def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(regexcache, "_missed", False)
     monkeypatch.setattr(regexcache, "hits", 0)
     monkeypatch.setattr(regexcache, "misses", 0)
-    monkeypatch.setattr(regexcache.atexit, "register", lambda *args: None)
 
 
 def _behaviour(pattern: re.Pattern, samples: list) -> list:
@@ -178,56 +177,90 @@ def test_the_file_stays_bounded(fresh: None, monkeypatch: pytest.MonkeyPatch) ->
 
 
 _PROBE = (
-    "import memrecall.recall, memrecall.search, memrecall.gate, memrecall.tokenize\n"
+    "import memrecall.hook, memrecall.recall, memrecall.search, memrecall.gate\n"
+    "import memrecall.tokenize, memrecall.index\n"
     "from memrecall import regexcache\n"
     "import json; print(json.dumps([regexcache.hits, regexcache.misses]))\n"
 )
 
 
-def test_the_second_process_compiles_nothing(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMRECALL_")}
-    env["MEMRECALL_HOME"] = str(tmp_path / "home")
-    runs = [
-        subprocess.run(
-            [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True
-        )
-        for _ in range(2)
-    ]
-    (hits1, misses1), (hits2, misses2) = (json.loads(r.stdout) for r in runs)
-    assert hits1 == 0 and misses1 > 20
-    assert misses2 == 0 and hits2 == misses1
-
-
-def test_the_hook_answers_the_same_from_the_cache(tmp_path: Path) -> None:
-    """Two hook runs, the second on cached patterns: the same context for the same prompt."""
+def _hook_env(tmp_path: Path) -> dict[str, str]:
     notes = tmp_path / "vault"
-    notes.mkdir()
+    notes.mkdir(exist_ok=True)
     (notes / "在庫同期バッチのタイムアウト.md").write_text(
         "# 在庫同期バッチのタイムアウト\n\nsync_inventory_batch が PAY-1234 のあと 30 秒で"
         "タイムアウトした。バッチサイズを 500 に下げて解決。\n",
         encoding="utf-8",
     )
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMRECALL_")}
-    env |= {
+    return env | {
         "MEMRECALL_HOME": str(tmp_path / "home"),
         "MEMRECALL_OBSIDIAN": str(notes),
         "MEMRECALL_INDEX": "off",
         "MEMRECALL_DEADLINE_MS": "8000",
     }
-    prompt = "前にやった sync_inventory_batch のタイムアウト、どう直したんだっけ？"
-    outputs = []
-    for n in range(2):
-        payload = json.dumps({"session_id": f"s{n}", "prompt": prompt, "cwd": str(tmp_path)})
-        result = subprocess.run(
-            [sys.executable, "-m", "memrecall", "recall"],
-            input=payload,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
+
+
+def _hook(env: dict[str, str], stdin: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "memrecall", "recall"],
+        input=stdin,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0 and result.stderr == ""
+    return result.stdout
+
+
+PROMPT = "前にやった sync_inventory_batch のタイムアウト、どう直したんだっけ？"
+
+
+def _probe(env: dict[str, str]) -> tuple[int, int]:
+    run = subprocess.run(
+        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True
+    )
+    hits, misses = json.loads(run.stdout)
+    return hits, misses
+
+
+def test_after_one_prompt_the_hook_modules_compile_nothing(tmp_path: Path) -> None:
+    env = _hook_env(tmp_path)
+    hits, misses = _probe(env)
+    assert hits == 0 and misses > 20, "a new home has no patterns yet"
+    _hook(env, json.dumps({"session_id": "s1", "prompt": PROMPT, "cwd": str(tmp_path)}))
+    hits, misses = _probe(env)
+    assert misses == 0 and hits > 20
+
+
+@pytest.mark.parametrize(
+    "stdin", ["", "not json at all", '{"prompt": 5}', "\x00\xff" * 50], ids=repr
+)
+def test_bad_hook_input_writes_no_cache(tmp_path: Path, stdin: str) -> None:
+    env = _hook_env(tmp_path)
+    assert _hook(env, stdin) == ""
+    assert not (tmp_path / "home" / "cache").exists()
+
+
+def test_a_command_never_writes_the_cache(tmp_path: Path) -> None:
+    """Only the hook keeps the patterns: `search`, `tokenize` and failing commands leave the
+    home as they found it."""
+    env = _hook_env(tmp_path)
+    for argv in (["search", "タイムアウト"], ["tokenize", "在庫同期バッチ"], ["search"]):
+        subprocess.run(
+            [sys.executable, "-m", "memrecall", *argv], env=env, capture_output=True, timeout=120
         )
-        assert result.returncode == 0
-        outputs.append(result.stdout)
+    assert not (tmp_path / "home" / "cache").exists()
+
+
+def test_the_hook_answers_the_same_from_the_cache(tmp_path: Path) -> None:
+    """Two hook runs, the second on cached patterns: the same context for the same prompt."""
+    env = _hook_env(tmp_path)
+    outputs = [
+        _hook(env, json.dumps({"session_id": f"s{n}", "prompt": PROMPT, "cwd": str(tmp_path)}))
+        for n in range(2)
+    ]
     assert list((tmp_path / "home" / "cache").glob("regex-*.marshal"))
     # A run the busy machine pushed past its deadline stays quiet; any answer names the note.
     fired = [out for out in outputs if out]
