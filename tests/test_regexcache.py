@@ -308,3 +308,27 @@ def test_hook_modules_compile_their_constant_patterns_through_the_cache() -> Non
         and (lines := _module_level_re_compiles(path))
     }
     assert offenders == {}
+
+
+@pytest.mark.parametrize(
+    "word, line, found",
+    [
+        ("timeout", "Timeouts after PAY-1234", True),
+        ("timeout", "在庫同期のtimeoutが続く", True),
+        ("fetch", "see fetchProduct.ts", False),
+        ("PAY-12", "PAY-1234 の件", False),
+        ("PAY-12", "(PAY-12) の件", True),
+        ("api", "rapid deploys", False),
+        ("#903", "fixed in GH#903", True),
+        ("sync", "SYNCED at 5", True),
+        ("sync", "resync at 5", False),
+    ],
+)
+def test_a_keyword_matcher_keeps_its_edges(word: str, line: str, found: bool) -> None:
+    """The matchers a prompt's words get (compiled only when a line holds the word, with ASCII
+    case folding) find what they did: whole words with English endings, whole ids."""
+    from memrecall.search import _ascii_matcher
+
+    matcher = _ascii_matcher(word)
+    assert matcher is not None
+    assert bool(matcher.search(line)) is found
