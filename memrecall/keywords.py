@@ -209,10 +209,18 @@ def beads_id_pattern(prefixes: frozenset[str]) -> re.Pattern[str] | None:
     if not usable:
         return None
     alternatives = "|".join(re.escape(p) for p in usable)
+    # beads writes a wisp's, a molecule's and an ephemeral issue's kind into the id
+    # (`bd-wisp-046b8`, `bd-mol-wba`): that id is whole, not `bd-mol` followed by a word. Any other
+    # tail is not the id's (`bd-123-fix-login` is a branch named after bd-123).
     return re.compile(
-        r"(?<![A-Za-z0-9_\-])(?:" + alternatives + r")-[a-z0-9]{1,16}(?:\.\d+)*(?![A-Za-z0-9_])",
+        r"(?<![A-Za-z0-9_\-])(?:"
+        + alternatives
+        + r")-(?:(?:wisp|mol|eph)-)?[a-z0-9]{1,16}(?:\.\d+)*(?![A-Za-z0-9_])",
         re.IGNORECASE,
     )
+
+
+_MASKED_RUN = regexcache.compile(" *\u3000+ *")
 
 
 def _identifier_terms(
@@ -250,6 +258,9 @@ def _identifier_terms(
             inner, _ = _identifier_terms(text.replace("/", " "), known_ids)
             terms.extend(Term(t.text, t.kind, start + t.start, t.rank) for t in inner)
         elif group == "code":
+            # An id inside the span was taken above and masked: the command is what is left
+            # around it (`bd show bd-12 --json` → `bd show --json`), not a run of blanks.
+            text = _MASKED_RUN.sub(" ", text)
             if not _TRIVIAL_CODE.match(text):
                 terms.append(Term(text.strip(), "code", start))
                 inner, _ = _identifier_terms(text, known_ids)

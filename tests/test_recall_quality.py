@@ -244,6 +244,52 @@ def test_hyphenated_words_stay_words(beads_project: Path) -> None:
     assert ("well-known", "compound") in keywords and ("known", "part") in keywords, keywords
 
 
+@pytest.mark.parametrize(
+    ("prompt", "ids"),
+    [
+        # beads writes a wisp's, a molecule's and an ephemeral issue's kind into its id.
+        ("bd-mol-wba の件どうなった？", ["bd-mol-wba"]),
+        ("`bd close bd-wisp-046b8` says not found", ["bd-wisp-046b8"]),
+        ("BD-EPH-9Q2 is still open", ["bd-eph-9q2"]),
+        ("shop-mol-x1.2 を閉じたい", ["shop-mol-x1.2"]),
+        # Any other tail is not the id's: a branch named after an issue names the issue.
+        ("bd-123-fix-login ブランチを見て", ["bd-123"]),
+        ("checked out bd-kpy-hotfix yesterday", ["bd-kpy"]),
+    ],
+)
+def test_an_id_is_taken_whole_with_its_kind_and_never_with_a_branch_tail(
+    beads_project: Path, prompt: str, ids: list[str]
+) -> None:
+    keywords = _keywords(prompt)
+    assert [text for text, kind in keywords if kind == "beads"] == ids, keywords
+    # `bd-mol` alone would match every molecule any issue mentions.
+    assert ("bd-mol", "beads") not in keywords and ("bd-wisp", "beads") not in keywords
+
+
+@pytest.mark.parametrize(
+    ("prompt", "command", "ids"),
+    [
+        (
+            "`bd list --filter-parent bd-mol-wba` で unknown flag",
+            "bd list --filter-parent",
+            ["bd-mol-wba"],
+        ),
+        ("`bd show bd-12 --json` prints nothing", "bd show --json", ["bd-12"]),
+        ("`bd dep add bd-1 bd-2b34.1` が失敗する", "bd dep add", ["bd-1", "bd-2b34.1"]),
+        ("`bd close bd-kpy` がエラー", "bd close", ["bd-kpy"]),
+    ],
+)
+def test_a_pasted_command_keeps_its_words_around_the_ids_in_it(
+    beads_project: Path, prompt: str, command: str, ids: list[str]
+) -> None:
+    """The ids are keywords of their own; the command is what is left, never a run of
+    blanks where they were."""
+    keywords = _keywords(prompt)
+    assert (command, "code") in keywords, keywords
+    assert [text for text, kind in keywords if kind == "beads"] == ids, keywords
+    assert not any("\u3000" in text for text, _ in keywords), keywords
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_an_issue_named_by_its_id_ranks_first(beads_project: Path, engine: str) -> None:
     _engine(engine)
