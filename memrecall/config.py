@@ -8,25 +8,17 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from .home import default_home as default_home  # the CLI and the tests ask config for it
+from .home import expand as _expand
+from .home import home_from_env
 from .times import parse_instant
 
 TOKENIZER_CHOICES = ("auto", "sudachi", "mecab", "regex")
-
-
-def default_home() -> Path:
-    if sys.platform == "win32":
-        base = os.environ.get("LOCALAPPDATA") or str(Path.home() / "AppData" / "Local")
-        return Path(base) / "memrecall"
-    if sys.platform == "darwin":
-        return Path.home() / "Library" / "Application Support" / "memrecall"
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "memrecall"
 
 
 @dataclass
@@ -188,10 +180,6 @@ class Settings:
         return self.home / "work"
 
 
-def _expand(value: str) -> Path:
-    return Path(os.path.expandvars(os.path.expanduser(value)))
-
-
 def _path_list(value: Any) -> list[Path]:
     if isinstance(value, str):
         parts = [p for p in value.split(os.pathsep) if p.strip()]
@@ -322,11 +310,7 @@ def load_settings(
     flags = {k: v for k, v in (overrides or {}).items() if v is not None}
     warnings: list[str] = []
 
-    home = (
-        _expand(flags["home"])
-        if "home" in flags
-        else (_expand(env["MEMRECALL_HOME"]) if env.get("MEMRECALL_HOME") else default_home())
-    )
+    home = _expand(flags["home"]) if "home" in flags else home_from_env(env)
     config_path = home / "config.toml"
     file_values = _read_config_file(config_path, warnings)
 

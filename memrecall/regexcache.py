@@ -48,15 +48,12 @@ def _stamp() -> str:
 
 def cache_path(home: Path | None = None) -> Path:
     """The file in `home`; by default the home the settings will use, which is needed before
-    they are loaded: the patterns are compiled when their modules are imported."""
+    they are loaded: the patterns are compiled when their modules are imported, config's too
+    (hence home.py, not config)."""
     if home is None:
-        env_home = os.environ.get("MEMRECALL_HOME")
-        if env_home:
-            home = Path(os.path.expanduser(env_home))
-        else:
-            from .config import default_home
+        from .home import home_from_env
 
-            home = default_home()
+        home = home_from_env(os.environ)
     return home / "cache" / f"regex-{sys.implementation.cache_tag}.marshal"
 
 

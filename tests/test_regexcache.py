@@ -225,8 +225,15 @@ def _probe(env: dict[str, str]) -> tuple[int, int]:
     return hits, misses
 
 
-def test_after_one_prompt_the_hook_modules_compile_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("home", ["MEMRECALL_HOME", "default"])
+def test_after_one_prompt_the_hook_modules_compile_nothing(tmp_path: Path, home: str) -> None:
+    """Whichever way the home is given: the default one is found while config itself is being
+    imported (a first version wrote the file there and never read it back)."""
     env = _hook_env(tmp_path)
+    if home == "default":
+        del env["MEMRECALL_HOME"]
+        data = str(tmp_path / "data")
+        env |= {"HOME": data, "XDG_DATA_HOME": data, "LOCALAPPDATA": data}
     hits, misses = _probe(env)
     assert hits == 0 and misses > 20, "a new home has no patterns yet"
     _hook(env, json.dumps({"session_id": "s1", "prompt": PROMPT, "cwd": str(tmp_path)}))
