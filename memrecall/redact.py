@@ -46,26 +46,10 @@ __all__ = [
 ]
 
 
-class _Lazy:
-    """A regex compiled on first use. The hook imports this module on every prompt and
-    most prompts need few of its patterns: compiling all of them at import cost ~15 ms."""
-
-    __slots__ = ("pattern", "flags", "_compiled")
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern = pattern
-        self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self._compiled = regexcache.compile(self.pattern, self.flags)
-        return getattr(compiled, name)
-
-
 def _lazy(pattern: str, flags: int = 0) -> Any:
-    return _Lazy(pattern, flags)
+    """Compiled on first use: the hook imports this module on every prompt and most prompts
+    need few of its patterns (compiling all of them at import cost ~15 ms)."""
+    return regexcache.LazyPattern(pattern, flags)
 
 
 # What every redaction leaves behind (recall strips it before extracting keywords).

@@ -36,7 +36,6 @@ _Key = tuple[str | bytes, int]
 
 _loaded: dict[_Key, _Entry] | None = None
 _used: dict[_Key, _Entry] = {}
-_missed = False
 # How many patterns this process took from the file, and how many it compiled itself.
 hits = 0
 misses = 0
@@ -72,8 +71,34 @@ def compile(pattern: AnyStr, flags: int | re.RegexFlag = 0) -> re.Pattern[AnyStr
     misses += 1
     compiled, entry = _compile_fresh(pattern, flags)
     if entry is not None:
-        _remember(key, entry)
+        _used[key] = entry
     return compiled
+
+
+class LazyPattern:
+    """A pattern compiled the first time it is used, for patterns a process may well not need:
+    redaction's (most prompts use few of them) and a prompt's word matchers (most of its words
+    are on no candidate's line). `kept`: through the file, for a constant pattern; a pattern
+    built from a prompt's words is compiled with plain `re`, never kept."""
+
+    __slots__ = ("pattern", "flags", "kept", "_compiled")
+
+    def __init__(self, pattern: str, flags: int = 0, *, kept: bool = True) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self.kept = kept
+        self._compiled: re.Pattern[str] | None = None
+
+    def compiled(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = (compile if self.kept else re.compile)(self.pattern, self.flags)
+        return self._compiled
+
+    def search(self, text: str, *bounds: int) -> re.Match[str] | None:
+        return self.compiled().search(text, *bounds)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.compiled(), name)
 
 
 def _entries() -> dict[_Key, _Entry]:
@@ -127,19 +152,14 @@ def _compile_fresh(pattern: AnyStr, flags: int) -> tuple[re.Pattern[AnyStr], _En
     return re.compile(pattern, flags), None
 
 
-def _remember(key: _Key, entry: _Entry) -> None:
-    global _missed
-    _used[key] = entry
-    _missed = True
-
-
 def save(home: Path | None = None) -> None:
-    """Write the file if this process compiled patterns it lacked; never fails (a cache is
-    optional). Only the hook calls it, after a prompt it answered: a command that failed on bad
-    input leaves the home as it found it."""
-    if not _missed:
+    """Write the file if this process compiled patterns it lacked (or whose entry was damaged);
+    never fails (a cache is optional). Only the hook calls it, after a prompt it answered: a
+    command that failed on bad input leaves the home as it found it."""
+    loaded = _entries()
+    if all(loaded.get(key) == entry for key, entry in _used.items()):
         return
-    merged = dict(_entries())
+    merged = dict(loaded)
     merged.update(_used)
     if len(merged) > MAX_ENTRIES:
         merged = dict(_used)

@@ -37,7 +37,7 @@ class Pattern:
     text: str
     keyword: str  # case-folded canonical keyword
     synonym: bool
-    matcher: _WordMatcher | None  # ASCII keywords need word edges; Japanese never has them
+    matcher: regexcache.LazyPattern | None  # ASCII words need word edges; Japanese ones none
     # A katakana word is not found inside a longer one (ログ in ブログ): katakana.stands_alone.
     katakana: bool = False
     # A dictionary gloss of a word of kanji (階層 → hierarchy, loanwords.glosses): it ranks a
@@ -161,26 +161,7 @@ class SearchOutcome:
         return now
 
 
-class _WordMatcher:
-    """A keyword's ASCII pattern, compiled the first time a line holds its text: most of a
-    prompt's 20–40 words and synonyms are in no candidate's lines, and compiling each costs
-    about 0.3 ms on every prompt."""
-
-    __slots__ = ("source", "_compiled")
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self._compiled: re.Pattern[str] | None = None
-
-    def search(self, text: str) -> re.Match[str] | None:
-        if self._compiled is None:
-            # ASCII case folding: the text is ASCII, and Unicode folding would make every letter
-            # class take in `ſ` and the Kelvin sign, a map of 65,536 characters to build.
-            self._compiled = re.compile(self.source, re.IGNORECASE | re.ASCII)
-        return self._compiled.search(text)
-
-
-def _ascii_matcher(text: str) -> _WordMatcher | None:
+def _ascii_matcher(text: str) -> regexcache.LazyPattern | None:
     if not text.isascii():
         return None
     # Left edge always (`rapid` must not match `API`). Right edge: an identifier is a whole
@@ -192,7 +173,13 @@ def _ascii_matcher(text: str) -> _WordMatcher | None:
         right = r"(?:s|es|ed|d|ing|er|ers)?(?![A-Za-z0-9_])"
     # `#903` is also the tail of `GH#903`.
     left = "" if text.startswith("#") else r"(?<![A-Za-z0-9])"
-    return _WordMatcher(left + re.escape(text) + right)
+    # Compiled only when a line holds the text (_match_line tests that first): most of a
+    # prompt's 20–40 words and synonyms are on no candidate's line, and each costs ~0.3 ms.
+    # ASCII case folding: the text is ASCII, and Unicode folding would make every letter class
+    # take in `ſ` and the Kelvin sign, a map of 65,536 characters to build.
+    return regexcache.LazyPattern(
+        left + re.escape(text) + right, re.IGNORECASE | re.ASCII, kept=False
+    )
 
 
 def build_patterns(

@@ -45,7 +45,6 @@ def fresh(monkeypatch: pytest.MonkeyPatch) -> None:
     """A process that has not read the file yet."""
     monkeypatch.setattr(regexcache, "_loaded", None)
     monkeypatch.setattr(regexcache, "_used", {})
-    monkeypatch.setattr(regexcache, "_missed", False)
     monkeypatch.setattr(regexcache, "hits", 0)
     monkeypatch.setattr(regexcache, "misses", 0)
 
@@ -63,7 +62,6 @@ def _samples_for(pattern: str | bytes) -> list:
 def _restart(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(regexcache, "_loaded", None)
     monkeypatch.setattr(regexcache, "_used", {})
-    monkeypatch.setattr(regexcache, "_missed", False)
 
 
 @pytest.mark.parametrize("pattern, flags", PATTERNS)
