@@ -1,7 +1,8 @@
 """The shipped glossary carries a Japanese prompt to the English issue that says the same thing
 in other words: 白黒 / モノクロ to "no color", 依存関係のループ to a dependency cycle, ページ送り
 to a pager, 複製データ型 to CRDT, インメモリ to in-memory, 重要度 to priority, 出てこない to
-"shows empty", 秘密鍵 to an ssh key, 墓標 to a tombstone, 別名 to an alias, 斜め文字 to italic.
+"shows empty", 秘密鍵 to an ssh key, 墓標 to a tombstone, 別名 to an alias, 斜め文字 to italic;
+an issue tracker's own words: 件名 to title, 種別 to issue type, 放置 to stale.
 A bare everyday word (ループ in "for ループ") stays itself."""
 
 from __future__ import annotations
@@ -339,6 +340,56 @@ ISSUES = [
         "description": "The Issue struct marshals every field; the struct is large.",
         "status": "open",
     },
+    # Round fourteen: an issue tracker's own fields and states, each beside a decoy that
+    # shares the prompt's other words.
+    {
+        "id": "bd-ti14",
+        "title": "Events carry the issue title",
+        "description": "Adding a label emits an event without it.",
+        "status": "closed",
+    },
+    {
+        "id": "bd-lb14",
+        "title": "Label events in the activity feed",
+        "description": "Adding a label emits an event.",
+        "status": "open",
+    },
+    {
+        "id": "bd-ty14",
+        "title": "Change an issue type after creation",
+        "description": "bd update cannot change it once the issue exists.",
+        "status": "open",
+    },
+    {
+        "id": "bd-pr14",
+        "title": "Change the priority after creation",
+        "description": "bd update cannot change it once the issue exists.",
+        "status": "open",
+    },
+    {
+        "id": "bd-sl14",
+        "title": "A command to list stale issues",
+        "description": "Issues nobody updated for 30 days.",
+        "status": "open",
+    },
+    {
+        "id": "bd-rd14",
+        "title": "A command to list ready issues",
+        "description": "Issues nobody claimed yet.",
+        "status": "open",
+    },
+    {
+        "id": "bd-wi14",
+        "title": "Ephemeral issues leak into the export",
+        "description": "The JSONL export writes them to git.",
+        "status": "open",
+    },
+    {
+        "id": "bd-cl14",
+        "title": "Closed issues leak into the export",
+        "description": "The JSONL export writes them to git.",
+        "status": "open",
+    },
     {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
@@ -399,6 +450,11 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("Go に三項演算子がないのはなぜ", "bd-tn13"),
         ("わざと障害を起こすテストはリリースのときだけ回す", "bd-ch13"),
         ("Issue 構造体が何でも詰め込んだ巨大な型になってる", "bd-go13"),
+        # Round fourteen.
+        ("ラベルを足したときのイベントに件名が出てこない", "bd-ti14"),
+        ("作ったあとで issue の種別を変えたい", "bd-ty14"),
+        ("放置されてる issue を一覧にするコマンド", "bd-sl14"),
+        ("使い捨ての issue がエクスポートに漏れてる", "bd-wi14"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(
