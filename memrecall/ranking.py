@@ -11,6 +11,9 @@ score = Σ_k credit(k) · kind_weight(k) · rarity(k) · field_boost(k)
 - field_boost: ×1.6 when the keyword (or a synonym it matched through) is in the title, tags,
   aliases or the issue id; ×2 more (and distinctive) when a beads id in the prompt is the
   issue's own id.
+- proximity (orders hits; the gate weighs the score without it): × (1 + 0.5 · share) when two
+  or more matched keywords meet within three lines; share is the rarity-weighted part of the
+  matched keywords found there (`PROXIMITY_BOOST`).
 - tf (index engine): BM25's term-frequency saturation with length normalisation, mapped to
   0.6…1.48 (`tf_factor`).
 - coverage: the weighted share of the prompt's keywords the document matched.
@@ -79,6 +82,15 @@ FIELD_BOOST = 1.6
 # A memory that holds a stretch of the prompt word for word: an error message or a title
 # pasted whole (search.verbatim_phrases).
 VERBATIM_BOOST = 2.0
+# Keywords that meet in one place of a memory (a line and the two after it) are about one
+# thing; scattered over a long note they may each be there for another reason. A memory whose
+# best such place holds two or more of the keywords it matched is ordered by its score × (1 +
+# this × the rarity-weighted share of its matched keywords found there). It orders the hits
+# only: on the score the gate weighs it added 6 generic false fires. On the development sets
+# (1,069 related prompts) it put 28 more right memories first and 3 more in the top three;
+# 0.5 was the best of 0.1–1.2 in a replay of their top 30 hits.
+PROXIMITY_BOOST = 0.5
+PROXIMITY_LINES = 3
 
 
 def kind_weight(subkind: str) -> float:

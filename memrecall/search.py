@@ -67,6 +67,8 @@ class Hit:
     distinctive: bool = False
     # A beads id in the prompt is this issue's own id.
     exact_id: bool = False
+    # × the score when ordering (Score.proximity): keywords that meet in one place.
+    proximity: float = 1.0
     # A summary's `recalled:` list (`store:ref` of memories injected into its session).
     recalled: list[str] = field(default_factory=list)
     close_reason: str = ""
@@ -397,6 +399,9 @@ class Score:
     # The prompt names this very issue (a beads id equal to its own): it ranks first.
     exact_id: bool = False
     evidence: list[Evidence] = field(default_factory=list)
+    # How much its keywords meet in one place (ranking.PROXIMITY_BOOST): it orders the
+    # memories, and leaves `value`, what the recall gate weighs, as it is.
+    proximity: float = 1.0
 
 
 class _Scorer:
@@ -454,6 +459,7 @@ class _Scorer:
         raw = 0.0
         covered = 0.0
         best_value = -1.0
+        matched_rarity: dict[str, float] = {}
         for top in self.tops:
             weight = ranking.kind_weight(top.subkind)
             credit, key, gloss = 0.0, top.key, cand.via.get(top.key) == "gloss"
@@ -497,6 +503,7 @@ class _Scorer:
             result.evidence.append(
                 Evidence(top.text, top.subkind, credit, rarity, df.get(key, 1), in_head, gloss)
             )
+            matched_rarity[top.key] = rarity
             raw += value
             if top.kind != "predicate":
                 covered += credit * weight
@@ -509,6 +516,8 @@ class _Scorer:
             ):
                 result.distinctive = True
         result.coverage = covered / self.total_weight
+        if with_fields:
+            result.proximity = 1.0 + ranking.PROXIMITY_BOOST * self._proximity(cand, matched_rarity)
         if cand.verbatim or (self.quoted and with_fields and _titled(doc, self.quoted)):
             raw *= ranking.VERBATIM_BOOST
         factor = 1.0
@@ -516,6 +525,26 @@ class _Scorer:
             factor = rules_for(doc.store).score_factor(doc.date, doc.status, self.now)
         result.value = raw * (0.5 + result.coverage) * factor
         return result
+
+    def _proximity(self, cand: _Candidate, matched_rarity: dict[str, float]) -> float:
+        """The rarity-weighted share of the matched keywords (a piece counts for its
+        compound) found together in the memory's best stretch of PROXIMITY_LINES lines; 0
+        unless two or more meet there."""
+        total = sum(matched_rarity.values())
+        if len(matched_rarity) < 2 or not total:
+            return 0.0
+        numbers = sorted(cand.line_keys)
+        best = 0.0
+        for i, first in enumerate(numbers):
+            together: set[str] = set()
+            for number in numbers[i : i + ranking.PROXIMITY_LINES]:
+                if number - first >= ranking.PROXIMITY_LINES:
+                    break
+                together |= {self.parent.get(k, k) for k in cand.line_keys[number]}
+            together &= matched_rarity.keys()
+            if len(together) >= 2:
+                best = max(best, sum(matched_rarity[k] for k in together) / total)
+        return best
 
 
 def _holds(text: str, form: str) -> bool:
@@ -653,8 +682,8 @@ def _originals_first(hits: list[Hit]) -> list[Hit]:
     for copy in hits:
         for ref in copy.recalled:
             i = position.get(ref)
-            if i is not None and hits[i].score < copy.score:
-                hits[i].score = copy.score * 1.01
+            if i is not None and _ranked(hits[i]) < _ranked(copy):
+                hits[i].score = _ranked(copy) * 1.01 / hits[i].proximity
                 lifted = True
     if lifted:
         hits.sort(key=_rank_order, reverse=True)
@@ -663,7 +692,12 @@ def _originals_first(hits: list[Hit]) -> list[Hit]:
 
 def _rank_order(hit: Hit) -> tuple[bool, float]:
     """An issue the prompt names by its id comes first, whatever mentions it more often."""
-    return hit.exact_id, hit.score
+    return hit.exact_id, _ranked(hit)
+
+
+def _ranked(hit: Hit) -> float:
+    """The score that orders the hits; the gate weighs `score` itself."""
+    return hit.score * hit.proximity
 
 
 def _newer_first(hits: list[Hit]) -> list[Hit]:
@@ -677,7 +711,11 @@ def _newer_first(hits: list[Hit]) -> list[Hit]:
             if a.store != b.store or not rules_for(a.store).newer_leads or not (a.date and b.date):
                 continue
             shared = set(a.matched) & set(b.matched)
-            if b.date > a.date and b.score * 1.25 >= a.score and len(shared) * 2 >= len(a.matched):
+            if (
+                b.date > a.date
+                and _ranked(b) * 1.25 >= _ranked(a)
+                and len(shared) * 2 >= len(a.matched)
+            ):
                 ordered.insert(i, ordered.pop(j))
     return ordered
 
@@ -771,6 +809,7 @@ def _make_hit(
         priority=cand.doc.priority,
         distinctive=score.distinctive,
         exact_id=score.exact_id,
+        proximity=score.proximity,
         coverage=score.coverage,
         evidence=score.evidence,
         recalled=cand.doc.recalled,
