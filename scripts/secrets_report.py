@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 import unicodedata
+import warnings
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -127,12 +128,12 @@ def _scan(places: dict[str, str], secrets: dict[str, str]) -> list[dict[str, str
             # re-read them (like the vault itself), is never shown or sent: not counted.
             continue
         flat = _flat(text)
-        # JSON files escape non-ASCII; read them as a person would.
-        flat += (
-            "\n" + _flat(text.encode("utf-8").decode("unicode_escape", "ignore"))
-            if "\\u" in text
-            else ""
-        )
+        # JSON files escape non-ASCII; read them as a person would. Other backslashes in the
+        # text (a regex's `\s`) are not escapes: Python warns of them, and they stay as read.
+        if "\\u" in text:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                flat += "\n" + _flat(text.encode("utf-8").decode("unicode_escape", "ignore"))
         for name, pieces in needles.items():
             if any(piece in flat for piece in pieces):
                 found.append({"secret": name, "where": place})
