@@ -391,6 +391,18 @@ ISSUES = [
         "status": "open",
     },
     {
+        "id": "bd-sd14",
+        "title": "Put the git tests' scratch directory on a shared runner",
+        "description": "The tests are I/O bound.",
+        "status": "open",
+    },
+    {
+        "id": "bd-rm14",
+        "title": "Put the git tests' scratch directory on tmpfs",
+        "description": "The tests are I/O bound.",
+        "status": "open",
+    },
+    {
         "id": "bd-f0r1",
         "title": "Speed up the main for loop in the exporter",
         "description": "The loop walks every issue twice.",
@@ -455,6 +467,7 @@ def project(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         ("作ったあとで issue の種別を変えたい", "bd-ty14"),
         ("放置されてる issue を一覧にするコマンド", "bd-sl14"),
         ("使い捨ての issue がエクスポートに漏れてる", "bd-wi14"),
+        ("git のテストの作業ディレクトリをラムディスクに置く案", "bd-rm14"),
     ],
 )
 def test_a_japanese_prompt_finds_the_english_issue(
