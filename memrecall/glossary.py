@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from . import regexcache
 
@@ -52,7 +52,8 @@ def glossary_files(settings: Settings) -> list[Path]:
 
 def _file_lines(path: Path) -> list[tuple[str, str]]:
     """(line, NFKC-folded line) of one glossary file, comments dropped; read once per process
-    (the key holds the file's mtime and size, so an edited file is read again)."""
+    (the key holds the file's mtime and size, so an edited file is read again), and taken from
+    the glossary cache file when an earlier hook read the same file."""
     from .keywords import list_file_lines
 
     try:
@@ -61,11 +62,117 @@ def _file_lines(path: Path) -> list[tuple[str, str]]:
         return []
     key = (str(path), stat.st_mtime_ns, stat.st_size)
     if key not in _cache:
-        _cache[key] = [
-            (line, unicodedata.normalize("NFKC", line).casefold())
-            for line in list_file_lines([path])
-        ]
+        kept = _kept_entry(key)
+        if kept is not None:
+            _cache[key] = kept[0]
+            if kept[1] is not None:
+                _phrases_cache[id(kept[0])] = kept[1]
+        else:
+            _cache[key] = [
+                (line, unicodedata.normalize("NFKC", line).casefold())
+                for line in list_file_lines([path])
+            ]
     return _cache[key]
+
+
+# --- the glossary cache ------------------------------------------------------------------
+# Reading and folding the shipped glossary's ~1,400 lines and listing its Japanese phrases
+# cost every hook process 20–30 ms, the same work each time. An earlier hook's result is kept
+# in `$MEMRECALL_HOME/cache/glossary-<python>.marshal`, keyed by each file's path, mtime and
+# size and stamped with this code (glossary.py's and keywords.py's own mtime and size, which
+# derive it) and the Python version: an edited glossary or a new memrecall is a miss. Like
+# the pattern cache, only the hook writes it, and a damaged file is a miss, never an error.
+_GLOSSARY_CACHE_FORMAT = 1
+_FileKey = tuple[str, int, int]
+_kept: dict[_FileKey, tuple[list[tuple[str, str]], list[str] | None]] | None = None
+
+
+def glossary_cache_path(home: Path | None = None) -> Path:
+    import sys
+
+    if home is None:
+        import os
+
+        from .home import home_from_env
+
+        home = home_from_env(os.environ)
+    return home / "cache" / f"glossary-{sys.implementation.cache_tag}.marshal"
+
+
+def _code_stamp() -> tuple[object, ...]:
+    import sys
+
+    here = Path(__file__)
+    stats = []
+    for source in (here, here.with_name("keywords.py")):
+        try:
+            stat = source.stat()
+            stats.append((stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            stats.append((0, 0))
+    return (_GLOSSARY_CACHE_FORMAT, sys.version, tuple(stats))
+
+
+def _valid_entry(entry: object) -> bool:
+    if not (isinstance(entry, tuple) and len(entry) == 2):
+        return False
+    lines, phrases = entry
+    return (
+        isinstance(lines, list)
+        and all(
+            isinstance(pair, tuple)
+            and len(pair) == 2
+            and isinstance(pair[0], str)
+            and isinstance(pair[1], str)
+            for pair in lines
+        )
+        and (
+            phrases is None
+            or (isinstance(phrases, list) and all(isinstance(p, str) for p in phrases))
+        )
+    )
+
+
+def _kept_entries() -> dict[_FileKey, tuple[list[tuple[str, str]], list[str] | None]]:
+    global _kept
+    if _kept is None:
+        _kept = {}
+        try:
+            import marshal
+
+            stamp, entries = marshal.loads(glossary_cache_path().read_bytes())
+            if stamp == _code_stamp() and isinstance(entries, dict):
+                _kept = entries
+        except Exception:  # missing, unreadable, another format: read the files as usual
+            pass
+    return _kept
+
+
+def _kept_entry(key: _FileKey) -> tuple[list[tuple[str, str]], list[str] | None] | None:
+    entry = _kept_entries().get(key)
+    return entry if _valid_entry(entry) else None
+
+
+def save_cache(home: Path | None = None) -> None:
+    """Write the cache if this process read a glossary file it lacked, or listed phrases it
+    lacked; never fails (a cache is optional). Only the hook calls it, after a prompt it
+    answered."""
+    kept = _kept_entries()
+    current = {
+        key: (lines, _phrases_cache.get(id(lines))) for key, lines in _cache.items() if lines
+    }
+    if all(kept.get(key) == entry for key, entry in current.items()):
+        return
+    try:
+        import marshal
+
+        from .atomic import write_atomic
+
+        # Only the files this process read: an edited file's old entry goes.
+        payload: Any = (_code_stamp(), current)
+        write_atomic(glossary_cache_path(home), marshal.dumps(payload))
+    except Exception:
+        pass
 
 
 # A glossary word of several Japanese morphemes (`起動しない`, `閉じた理由`): kana with kanji or

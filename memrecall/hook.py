@@ -136,7 +136,8 @@ def run_hook(stdin: bytes | None = None) -> int:
         entry["elapsed_ms"] = round((time.monotonic() - started) * 1000, 1)
         _log(settings, entry)
         if entry.get("decision") not in ("error", "bad_input"):
-            from . import regexcache
+            from . import glossary, regexcache
 
             regexcache.save(settings.home)
+            glossary.save_cache(settings.home)
     return 0
