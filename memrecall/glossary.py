@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from . import regexcache
 
@@ -136,15 +136,7 @@ def _valid_entry(entry: object) -> bool:
 def _kept_entries() -> dict[_FileKey, tuple[list[tuple[str, str]], list[str] | None]]:
     global _kept
     if _kept is None:
-        _kept = {}
-        try:
-            import marshal
-
-            stamp, entries = marshal.loads(glossary_cache_path().read_bytes())
-            if stamp == _code_stamp() and isinstance(entries, dict):
-                _kept = entries
-        except Exception:  # missing, unreadable, another format: read the files as usual
-            pass
+        _kept = regexcache.read_stamped(glossary_cache_path(), _code_stamp())
     return _kept
 
 
@@ -163,16 +155,8 @@ def save_cache(home: Path | None = None) -> None:
     }
     if all(kept.get(key) == entry for key, entry in current.items()):
         return
-    try:
-        import marshal
-
-        from .atomic import write_atomic
-
-        # Only the files this process read: an edited file's old entry goes.
-        payload: Any = (_code_stamp(), current)
-        write_atomic(glossary_cache_path(home), marshal.dumps(payload))
-    except Exception:
-        pass
+    # Only the files this process read: an edited file's old entry goes.
+    regexcache.write_stamped(glossary_cache_path(home), _code_stamp(), current)
 
 
 # A glossary word of several Japanese morphemes (`起動しない`, `閉じた理由`): kana with kanji or

@@ -15,6 +15,7 @@ before it runs it (CPython's `_validate`), so a damaged file cannot crash the pr
 miss, and the patterns are compiled as usual. Only constant patterns go through here; a pattern
 built from a prompt's words would grow the file without end. Every command reads the file; only
 the hook writes it, after a prompt it answered, and only when it compiled something new.
+`read_stamped` and `write_stamped` serve the glossary's cache the same way (glossary.py).
 """
 
 from __future__ import annotations
@@ -104,14 +105,31 @@ class LazyPattern:
 def _entries() -> dict[_Key, _Entry]:
     global _loaded
     if _loaded is None:
-        _loaded = {}
-        try:
-            stamp, entries = marshal.loads(cache_path().read_bytes())
-            if stamp == _stamp() and isinstance(entries, dict):
-                _loaded = entries
-        except Exception:  # missing, unreadable, another format: compile as usual
-            pass
+        _loaded = read_stamped(cache_path(), _stamp())
     return _loaded
+
+
+def read_stamped(path: Path, stamp: object) -> dict[Any, Any]:
+    """The entries of a cache file written by `write_stamped` with this stamp; {} when it is
+    missing, unreadable, of another format or stamp (a cache is optional: work as usual)."""
+    try:
+        found, entries = marshal.loads(path.read_bytes())
+        if found == stamp and isinstance(entries, dict):
+            return entries
+    except Exception:
+        pass
+    return {}
+
+
+def write_stamped(path: Path, stamp: object, entries: dict[Any, Any]) -> None:
+    """Replace the cache file atomically; never fails (a cache is optional)."""
+    try:
+        from .atomic import write_atomic
+
+        payload: Any = (stamp, entries)
+        write_atomic(path, marshal.dumps(payload))
+    except Exception:
+        pass
 
 
 def _rebuild(pattern: AnyStr, entry: Any) -> re.Pattern[AnyStr] | None:
@@ -163,9 +181,4 @@ def save(home: Path | None = None) -> None:
     merged.update(_used)
     if len(merged) > MAX_ENTRIES:
         merged = dict(_used)
-    try:
-        from .atomic import write_atomic
-
-        write_atomic(cache_path(home), marshal.dumps((_stamp(), merged)))
-    except Exception:
-        pass
+    write_stamped(cache_path(home), _stamp(), merged)
