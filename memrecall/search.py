@@ -683,7 +683,11 @@ def _originals_first(hits: list[Hit]) -> list[Hit]:
         for ref in copy.recalled:
             i = position.get(ref)
             if i is not None and _ranked(hits[i]) < _ranked(copy):
-                hits[i].score = _ranked(copy) * 1.01 / hits[i].proximity
+                # Ahead of the copy in the order; to the gate, as strong as the copy (never
+                # weaker than it was): proximity orders, it never makes a memory speak.
+                original = hits[i]
+                original.score = max(original.score, copy.score * 1.01)
+                original.proximity = max(original.proximity, copy.proximity)
                 lifted = True
     if lifted:
         hits.sort(key=_rank_order, reverse=True)

@@ -95,3 +95,46 @@ def test_one_matched_word_is_no_proximity(vault: tuple[str, str]) -> None:
     outcome = searched("レプリカって何だっけ", "rg")
     assert outcome.hits
     assert {hit.proximity for hit in outcome.hits} == {1.0}
+
+
+def _hit(ref: str, score: float, proximity: float, recalled: list[str] | None = None) -> object:
+    from memrecall.search import Hit
+
+    store = "summaries" if recalled else "obsidian"
+    return Hit(
+        store=store,
+        ref=ref,
+        path=Path(ref),
+        title=ref,
+        date=None,
+        score=score,
+        matched=["レプリカ"],
+        line=1,
+        snippet="",
+        lines=[],
+        proximity=proximity,
+        recalled=recalled or [],
+    )
+
+
+@pytest.mark.parametrize(
+    ("original_score", "copy_score", "copy_proximity", "gate_score"),
+    [
+        # Stronger to the gate, only ordered below by the copy's proximity: ahead of it, and
+        # its score left as it was (neither lowered to the copy's nor raised by proximity).
+        (2.0, 1.9, 1.5, 2.0),
+        # Weaker: as strong as the copy to the gate, as before proximity.
+        (1.0, 2.0, 1.0, 2.02),
+        (1.0, 2.0, 1.4, 2.02),
+    ],
+)
+def test_an_original_leads_its_copy_and_the_gate_sees_no_proximity(
+    original_score: float, copy_score: float, copy_proximity: float, gate_score: float
+) -> None:
+    from memrecall.search import _originals_first
+
+    original = _hit("note/a.md", original_score, 1.0)
+    copy = _hit("2026/11/s.md", copy_score, copy_proximity, recalled=["obsidian:note/a.md"])
+    ordered = _originals_first([copy, original])
+    assert [h.ref for h in ordered] == ["note/a.md", "2026/11/s.md"]  # type: ignore[attr-defined]
+    assert original.score == pytest.approx(gate_score)  # type: ignore[attr-defined]
