@@ -88,15 +88,7 @@ _kept: dict[_FileKey, tuple[list[tuple[str, str]], list[str] | None]] | None = N
 
 
 def glossary_cache_path(home: Path | None = None) -> Path:
-    import sys
-
-    if home is None:
-        import os
-
-        from .home import home_from_env
-
-        home = home_from_env(os.environ)
-    return home / "cache" / f"glossary-{sys.implementation.cache_tag}.marshal"
+    return regexcache.cache_file("glossary", home)
 
 
 def _code_stamp() -> tuple[object, ...]:

@@ -47,14 +47,18 @@ def _stamp() -> str:
 
 
 def cache_path(home: Path | None = None) -> Path:
-    """The file in `home`; by default the home the settings will use, which is needed before
-    they are loaded: the patterns are compiled when their modules are imported, config's too
-    (hence home.py, not config)."""
+    return cache_file("regex", home)
+
+
+def cache_file(name: str, home: Path | None = None) -> Path:
+    """`name`'s cache file for this Python in `home`; by default the home the settings will
+    use, which is needed before they are loaded: the patterns are compiled when their modules
+    are imported, config's too (hence home.py, not config)."""
     if home is None:
         from .home import home_from_env
 
         home = home_from_env(os.environ)
-    return home / "cache" / f"regex-{sys.implementation.cache_tag}.marshal"
+    return home / "cache" / f"{name}-{sys.implementation.cache_tag}.marshal"
 
 
 def compile(pattern: AnyStr, flags: int | re.RegexFlag = 0) -> re.Pattern[AnyStr]:
